@@ -1,0 +1,875 @@
+"""The kernel generator: one specialized entry point -> the Python source of one numba function.
+
+Shape of the generated function (see README, "How a workgroup runs"):
+
+    def kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, err, cancel):
+        <prologue: binding addresses, constants, spill slots>
+        for wg in range(wg_begin, wg_end):
+            <workgroup ids>
+            for lane in range(W):          # a lane loop: runs each lane until its next
+                b = state[lane]            # collective point (barrier, subgroup op) or its end
+                while True:
+                    if b == 0: ...         # one case per block: ordinary scalar code
+                    elif b == 1: ...
+            <scheduler: run the earliest collective the waiting lanes reached, then loop>
+
+Shaders without collective operations get a single lane loop and no scheduler. Values that live
+across a collective point are spilled to per-lane arrays; everything else is a plain local, so
+numba/LLVM keep it in registers. The block dispatch is a chain of constant-state tests that LLVM's
+jump threading turns back into direct branches.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import SpirvError
+from ..spirv.module import Module
+from ..spirv.reader import Instruction
+from ..spirv.specialize import Specialization
+from ..spirv.types import (PTR64, Array, Matrix, Opaque, Pointer, Scalar, Struct, Type, Vector,
+                           child, describe, leaves, member_offsets, n_leaves, size_of, array_stride)
+from . import rules as R
+from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
+
+BUILTIN_NAMES = ("GlobalInvocationId", "LocalInvocationId", "LocalInvocationIndex", "WorkgroupId",
+                 "NumWorkgroups", "WorkgroupSize", "SubgroupSize", "SubgroupLocalInvocationId",
+                 "SubgroupId", "NumSubgroups", "SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask",
+                 "SubgroupLeMask", "SubgroupLtMask", "SubgroupMaxSize")
+
+MEMORY_STORAGE = ("StorageBuffer", "Uniform", "PushConstant", "Workgroup", "PhysicalStorageBuffer")
+
+
+def nb_type(s) -> str:
+    """The numba/numpy type a leaf of scalar type `s` is held in."""
+    if isinstance(s, Scalar):
+        if s.kind == "bool":
+            return "np.bool_"
+        if s.kind == "int":
+            return f"np.{'' if s.signed else 'u'}int{s.width}"
+        if s.kind == "ptr":
+            return "np.int64"
+        if s.kind == "float":
+            return "np.float64" if s.width == 64 else "np.float32"
+    raise TypeError(f"no numba type for {s}")
+
+
+def np_dtype(s) -> np.dtype:
+    return np.dtype(nb_type(s)[3:])
+
+
+@dataclass
+class Ptr:
+    """What the generator knows about a pointer value."""
+    kind: str                 # "mem": an address; "var": part of a promoted variable; "builtin"
+    pointee: Type
+    storage: str
+    addr: str = ""            # for "mem": the expression (a name) of the address
+    root: tuple | None = None  # for "mem": (base expr, size expr) of the object it points into
+    var: int = 0              # for "var"/"builtin": the variable id
+    leaf: int = 0             # first leaf within the variable
+    member: object = None     # the struct Member it points at (matrix layout), when known
+
+
+@dataclass
+class Site:
+    """A place in the generated code that can fail, for the error message."""
+    ins: Instruction
+    message: str
+    kind: str = "lane"        # "lane": names workgroup and lane; "group": workgroup only
+
+
+@dataclass
+class Binding:
+    set: int
+    binding: int
+    index: int
+    var: int
+    type: Type
+    min_size: int
+    writable: bool
+    storage: str
+    name: str
+
+
+@dataclass
+class KernelMeta:
+    entry: str
+    local_size: tuple
+    subgroup_size: int
+    bindings: list = field(default_factory=list)
+    push_size: int = 0
+    shared_size: int = 0
+    private_frame: int = 0
+    sites: list = field(default_factory=list)
+    has_collectives: bool = False
+    uses_physical: bool = False
+    writes_physical: bool = False
+    has_atomics: bool = False
+
+
+class KernelGen:
+    def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
+                 options: dict | None = None):
+        R.load_all()
+        self.m = module
+        self.spec = spec
+        self.ep = module.entry_point(entry)
+        self.sg = subgroup_size
+        self.options = options or {}
+        self.lines: list[str] = []
+        self.indent = 0
+        self.names: dict[int, list[str]] = {}
+        self.ptrs: dict[int, Ptr] = {}
+        self.const_lines: dict[int, list[str]] = {}
+        self.prologue: list[str] = []
+        self.wg_prologue: list[str] = []
+        self.lane_prologue_used: set[str] = set()
+        self.sites: list[Site] = []
+        self.tmp_counter = 0
+        self.meta = KernelMeta(self.ep.name, (1, 1, 1), subgroup_size)
+        self.collective_blocks: list = []
+        self._check_capabilities()
+        self.local_size = self._local_size()
+        self.meta.local_size = self.local_size
+        self.W = self.local_size[0] * self.local_size[1] * self.local_size[2]
+        self.NSG = -(-self.W // self.sg)
+        self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective)
+        self._check_supported()
+        self._classify_variables()
+
+    # -- analysis ---------------------------------------------------------------------------------
+    def _check_capabilities(self):
+        from ..runtime.capabilities import SUPPORTED_CAPABILITIES
+        for c in self.m.capabilities:
+            if c not in SUPPORTED_CAPABILITIES:
+                raise SpirvError(f"capability {c} is not supported by jitcoop")
+        if self.ep.model != 5:
+            raise SpirvError("only GLCompute entry points run")
+
+    def _local_size(self):
+        size = None
+        for mode, args, is_id in self.ep.modes:
+            if mode == "LocalSize":
+                size = tuple(args)
+            elif mode == "LocalSizeId":
+                size = tuple(int(self.spec.scalar_const(a)) for a in args)
+        for ins in self.m.global_order:
+            bi = self.m.decoration(ins.result, "BuiltIn") if ins.result is not None else None
+            if bi and self._builtin_name(bi[0]) == "WorkgroupSize" and self.spec.is_const(ins.result):
+                size = tuple(int(v) for v in self.spec.const(ins.result))
+        if size is None:
+            raise SpirvError(f"entry point {self.ep.name!r} has no LocalSize")
+        if any(s < 1 for s in size) or size[0] * size[1] * size[2] > 4096:
+            raise SpirvError(f"workgroup size {size} is not supported (1 to 4096 invocations)")
+        return size
+
+    @staticmethod
+    def _builtin_name(v):
+        from ..spirv.grammar import grammar
+        return grammar().enum_name("BuiltIn", v)
+
+    def _is_collective(self, ins) -> bool:
+        if ins.opname in R.COLLECTIVE:
+            if ins.opname in ("OpControlBarrier",):
+                return True
+            return True
+        return False
+
+    def _check_supported(self):
+        for b in self.ff.blocks:
+            for ins in b.instrs + [b.term]:
+                op = ins.opname
+                if op in R.RULES or op in R.COLLECTIVE:
+                    continue
+                if op == "OpExtInst":
+                    set_name = self.m.ext_imports.get(ins.operands[0], "?")
+                    if set_name.startswith("NonSemantic."):
+                        continue
+                    from ..spirv.grammar import grammar
+                    spec = grammar().extinst.get(set_name, {}).get(ins.operands[1])
+                    nm = spec.opname if spec else str(ins.operands[1])
+                    if (set_name, nm) not in R.EXT_RULES:
+                        raise SpirvError(f"extended instruction {set_name} {nm} is not supported yet",
+                                         **ins.where())
+                    continue
+                raise SpirvError("instruction is not supported yet", **ins.where())
+
+    def _classify_variables(self):
+        m, spec = self.m, self.spec
+        self.bindings: dict[int, Binding] = {}
+        self.push_var = None
+        self.shared: dict[int, int] = {}           # var id -> offset in workgroup memory
+        self.inputs: dict[int, str] = {}           # var id -> builtin name ("" for a struct of builtins)
+        self.private_vars: list[int] = []
+        self.var_types: dict[int, Pointer] = {}
+        shared_off = 0
+        index = 0
+        for ins in m.global_order:
+            if ins.opname != "OpVariable":
+                continue
+            pt = spec.type(ins.result_type)
+            self.var_types[ins.result] = pt
+            sc = pt.storage
+            if sc in ("StorageBuffer", "Uniform"):
+                ds = m.decoration(ins.result, "DescriptorSet", [0])[0]
+                bd = m.decoration(ins.result, "Binding", [0])[0]
+                t = pt.pointee
+                writable = sc == "StorageBuffer" or m.has_decoration(getattr(t, "id", -1), "BufferBlock")
+                if writable and self._all_members_nonwritable(ins.result, t):
+                    writable = False
+                self.bindings[ins.result] = Binding(ds, bd, index, ins.result, t,
+                                                    self._min_size(t), writable, sc, m.name_of(ins.result))
+                index += 1
+            elif sc == "PushConstant":
+                self.push_var = ins.result
+                self.meta.push_size = size_of(pt.pointee)
+            elif sc == "Workgroup":
+                a = 16
+                shared_off = -(-shared_off // a) * a
+                self.shared[ins.result] = shared_off
+                shared_off += size_of(pt.pointee)
+            elif sc == "Input":
+                bi = m.decoration(ins.result, "BuiltIn")
+                self.inputs[ins.result] = self._builtin_name(bi[0]) if bi else ""
+            elif sc == "Private":
+                self.private_vars.append(ins.result)
+            elif sc == "Output":
+                pass
+            else:
+                raise SpirvError(f"variables in storage class {sc} are not supported",
+                                 offset=ins.offset, opname="OpVariable", result_id=ins.result)
+        for v in self.ff.variables:
+            self.var_types[v.result] = spec.type(v.result_type)
+        self.meta.shared_size = shared_off
+        self.meta.bindings = sorted(self.bindings.values(), key=lambda b: b.index)
+        # Which Function/Private variables become locals: every use a load, a store or a
+        # constant-index access chain whose uses are loads and stores.
+        users: dict[int, list] = {}
+        for b in self.ff.blocks:
+            for ins in b.instrs + [b.term]:
+                for x in used_ids(ins):
+                    users.setdefault(x, []).append(ins)
+        self.users = users
+        self.promoted: set[int] = set()
+        candidates = [v.result for v in self.ff.variables] + self.private_vars
+        for v in candidates:
+            if self._promotable(v, users):
+                self.promoted.add(v)
+        frame = 0
+        self.frame_off: dict[int, int] = {}
+        for v in candidates:
+            if v in self.promoted:
+                continue
+            t = self.var_types[v].pointee
+            frame = -(-frame // 16) * 16
+            self.frame_off[v] = frame
+            frame += size_of(t)
+        self.meta.private_frame = -(-frame // 16) * 16
+
+    def _all_members_nonwritable(self, var, t):
+        if self.m.has_decoration(var, "NonWritable"):
+            return True
+        if isinstance(t, Struct) and t.members:
+            return all(self.m.member_decoration(t.id, i, "NonWritable") is not None
+                       for i in range(len(t.members)))
+        return False
+
+    def _min_size(self, t):
+        if isinstance(t, Struct) and t.members and isinstance(t.members[-1].type, Array) \
+                and t.members[-1].type.length is None:
+            return member_offsets(t)[-1]
+        return size_of(t)
+
+    def _promotable(self, v, users) -> bool:
+        t = self.var_types[v].pointee
+        if isinstance(t, Opaque) or n_leaves(t) > 256:
+            return False
+        stack = [v]
+        while stack:
+            p = stack.pop()
+            for u in users.get(p, ()):
+                if u.opname == "OpLoad" and u.operands[0] == p:
+                    continue
+                if u.opname == "OpStore" and u.operands[0] == p and u.operands[1] != p:
+                    continue
+                if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == p \
+                        and all(self.spec.is_const(i) for i in u.operands[1:]):
+                    stack.append(u.result)
+                    continue
+                return False
+        return True
+
+    # -- naming and values ------------------------------------------------------------------------
+    def tmp(self, prefix="t") -> str:
+        self.tmp_counter += 1
+        return f"{prefix}{self.tmp_counter}"
+
+    def line(self, text: str):
+        self.lines.append("    " * self.indent + text)
+
+    def value_type(self, vid: int) -> Type:
+        if vid in self.ff.type_of:
+            return self.spec.type(self.ff.type_of[vid])
+        ins = self.m.defs.get(vid)
+        if ins is None or ins.result_type is None:
+            raise SpirvError(f"%{vid} is used as a value but is not one")
+        return self.spec.type(ins.result_type)
+
+    def rtype(self, ins) -> Type:
+        return self.spec.type(ins.result_type)
+
+    def vals(self, vid: int) -> list[str]:
+        v = self.names.get(vid)
+        if v is not None:
+            return v
+        if self.spec.is_const(vid):
+            return self._const_names(vid)
+        ins = self.ff.defs.get(vid) or self.m.defs.get(vid)
+        where = ins.where() if ins else {}
+        raise SpirvError(f"%{vid} is used before it is defined (or is not a value)", **where)
+
+    def val(self, vid: int) -> str:
+        v = self.vals(vid)
+        if len(v) != 1:
+            raise SpirvError(f"%{vid} is used as a scalar but has {len(v)} components")
+        return v[0]
+
+    def _const_names(self, cid):
+        t = self.value_type(cid)
+        vals = self.spec.const(cid)
+        names = []
+        lv = leaves(t) if not isinstance(t, Opaque) else [(t, 0)]
+        for i, ((s, _), v) in enumerate(zip(lv, vals)):
+            n = f"k{cid}_{i}" if len(vals) > 1 else f"k{cid}"
+            self.prologue.append(f"{n} = {self.literal(v, s)}")
+            names.append(n)
+        self.names[cid] = names
+        return names
+
+    def literal(self, v, s) -> str:
+        if isinstance(s, Scalar) and s.kind == "bool":
+            return "True" if v else "False"
+        if isinstance(s, Scalar) and s.kind == "float":
+            f = float(v)
+            if math.isnan(f):
+                r = "np.nan"
+            elif math.isinf(f):
+                r = "np.inf" if f > 0 else "-np.inf"
+            else:
+                r = repr(f)
+            return f"{nb_type(s)}({r})"
+        if isinstance(s, Scalar):
+            return f"{nb_type(s)}({int(v)})"
+        return "0"
+
+    def define(self, ins: Instruction, exprs: list[str]):
+        """Assign the leaves of an instruction's result."""
+        rid = ins.result
+        names = [f"v{rid}"] if len(exprs) == 1 else [f"v{rid}_{i}" for i in range(len(exprs))]
+        for n, e in zip(names, exprs):
+            self.line(f"{n} = {e}")
+        self.names[rid] = names
+
+    def alias(self, rid: int, names: list[str]):
+        """A result that is exactly other values' leaves (copies, extracts): no code."""
+        self.names[rid] = list(names)
+
+    def leaf_types(self, t: Type) -> list:
+        return [s for s, _ in leaves(t)]
+
+    # -- failure sites ----------------------------------------------------------------------------
+    def fail(self, ins: Instruction, message: str, detail: str = "0") -> str:
+        """Code that records a failure at this site and leaves the kernel."""
+        self.sites.append(Site(ins, message))
+        k = len(self.sites)
+        return f"err[0] = {k}; err[1] = wg; err[2] = lane; err[3] = np.int64({detail}); return 1"
+
+    def fail_group(self, ins: Instruction, message: str, detail: str = "0") -> str:
+        self.sites.append(Site(ins, message, "group"))
+        k = len(self.sites)
+        return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); return 1"
+
+    # -- pointers ---------------------------------------------------------------------------------
+    def ptr(self, pid: int, ins: Instruction) -> Ptr:
+        p = self.ptrs.get(pid)
+        if p is not None:
+            return p
+        if pid in self.var_types:
+            p = self._var_ptr(pid, ins)
+            self.ptrs[pid] = p
+            return p
+        raise SpirvError(f"%{pid} is used as a pointer but is not one the generator knows", **ins.where())
+
+    def _var_ptr(self, v, ins) -> Ptr:
+        pt = self.var_types[v]
+        t, sc = pt.pointee, pt.storage
+        if v in self.promoted:
+            return Ptr("var", t, sc, var=v, leaf=0)
+        if v in self.bindings:
+            b = self.bindings[v]
+            return Ptr("mem", t, sc, addr=f"bp{b.index}", root=(f"bp{b.index}", f"bn{b.index}"))
+        if v == self.push_var:
+            return Ptr("mem", t, sc, addr="pushp", root=("pushp", "pushn"))
+        if v in self.shared:
+            off = self.shared[v]
+            name = f"sh{v}"
+            self.prologue.append(f"{name} = shp + {off}")
+            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))))
+        if v in self.inputs:
+            return Ptr("builtin", t, sc, var=v, leaf=0)
+        if v in self.frame_off:
+            name = f"fv{v}"
+            # The address depends on the lane: computed where the lane loop starts.
+            self.lane_prologue_used.add(v)
+            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))))
+        raise SpirvError(f"variable %{v} cannot be addressed", **ins.where())
+
+    def check_range(self, ins, p: Ptr, addr: str, nbytes: int):
+        """Emit the bounds check of an access of nbytes at addr."""
+        if self.options.get("unchecked"):
+            return
+        if p.root is not None:
+            base, size = p.root
+            self.line(f"if {addr} < {base} or {addr} + {nbytes} > {base} + {size}:")
+            self.indent += 1
+            self.line(self.fail(ins, f"out-of-bounds access of {nbytes} bytes at byte offset {{d}} of "
+                                     f"a {size if size.isdigit() else ''}{' byte ' if size.isdigit() else ''}"
+                                     f"object", f"{addr} - {base}"))
+            self.indent -= 1
+        else:
+            self.line(f"if not in_ranges(ranges, {addr}, {nbytes}):")
+            self.indent += 1
+            self.line(self.fail(ins, "access through a pointer that is outside every buffer "
+                                     "(address {d:#x})", addr))
+            self.indent -= 1
+
+    def load_leaf(self, s, addr: str) -> str:
+        if s.kind == "bool":
+            return f"(ld_u32({addr}) != 0)"
+        if s.kind == "ptr":
+            return f"ld_i64({addr})"
+        if s.kind == "int":
+            return f"ld_{'i' if s.signed else 'u'}{s.width}({addr})"
+        if s.width == 32:
+            return f"ld_f32({addr})"
+        if s.width == 64:
+            return f"ld_f64({addr})"
+        if s.width == 16:
+            fn = "bf16_to_f32" if s.encoding == "bf16" else "f16_to_f32"
+            return f"{fn}(ld_u16({addr}))"
+        if s.width == 8:
+            return f"{s.encoding}_to_f32(ld_u8({addr}))"
+        raise TypeError(s)
+
+    def store_leaf(self, s, addr: str, v: str) -> str:
+        if s.kind == "bool":
+            return f"st_u32({addr}, np.uint32(1 if {v} else 0))"
+        if s.kind == "ptr":
+            return f"st_i64({addr}, np.int64({v}))"
+        if s.kind == "int":
+            return f"st_{'i' if s.signed else 'u'}{s.width}({addr}, {v})"
+        if s.width == 32:
+            return f"st_f32({addr}, {v})"
+        if s.width == 64:
+            return f"st_f64({addr}, {v})"
+        if s.width == 16:
+            fn = "f32_to_bf16" if s.encoding == "bf16" else "f32_to_f16"
+            return f"st_u16({addr}, {fn}({v}))"
+        if s.width == 8:
+            return f"st_u8({addr}, f32_to_{s.encoding}({v}, False))"
+        raise TypeError(s)
+
+    # -- builtins ---------------------------------------------------------------------------------
+    def builtin_leaves(self, name: str, ins) -> list[str]:
+        lx, ly, lz = self.local_size
+        u = "np.uint32"
+        if name == "LocalInvocationId":
+            self.lane_prologue_used.add("lid")
+            return [f"{u}(lx)", f"{u}(ly)", f"{u}(lz)"]
+        if name == "LocalInvocationIndex":
+            return [f"{u}(lane)"]
+        if name == "WorkgroupId":
+            return [f"{u}(wx)", f"{u}(wy)", f"{u}(wz)"]
+        if name == "NumWorkgroups":
+            return [f"{u}(ngx)", f"{u}(ngy)", f"{u}(ngz)"]
+        if name == "GlobalInvocationId":
+            self.lane_prologue_used.add("lid")
+            return [f"{u}(wx * {lx} + lx)", f"{u}(wy * {ly} + ly)", f"{u}(wz * {lz} + lz)"]
+        if name == "WorkgroupSize":
+            return [f"{u}({lx})", f"{u}({ly})", f"{u}({lz})"]
+        if name in ("SubgroupSize", "SubgroupMaxSize"):
+            return [f"{u}({self.sg})"]
+        if name == "SubgroupLocalInvocationId":
+            return [f"{u}(lane % {self.sg})"]
+        if name == "SubgroupId":
+            return [f"{u}(lane // {self.sg})"]
+        if name == "NumSubgroups":
+            return [f"{u}({self.NSG})"]
+        if name in ("SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask", "SubgroupLeMask", "SubgroupLtMask"):
+            out = []
+            for w in range(4):
+                out.append(f"{u}(mask_{name[8:10].lower()}(lane % {self.sg}, {w}))")
+            return out
+        raise SpirvError(f"built-in {name} is not supported in compute shaders", **ins.where())
+
+    # -- the kernel -------------------------------------------------------------------------------
+    def build(self) -> tuple[str, KernelMeta]:
+        ff = self.ff
+        self.block_index = {b.label: i for i, b in enumerate(ff.blocks)}
+        self.has_collectives = any(b.collective for b in ff.blocks)
+        self.meta.has_collectives = self.has_collectives
+        self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
+        self.spilled: dict[str, str] = {}     # leaf name -> numpy dtype string
+        body_lines = self._emit_blocks()
+        sched_lines = self._emit_scheduler() if self.has_collectives else []
+        return self._assemble(body_lines, sched_lines), self.meta
+
+    def _emit_blocks(self) -> list[str]:
+        saved = self.lines
+        self.lines = []
+        self.indent = 0
+        first = True
+        for b in self.ff.blocks:
+            idx = self.block_index[b.label]
+            self.line(f"{'if' if first else 'elif'} b == {idx}:")
+            first = False
+            self.indent += 1
+            self.current_block = b
+            if idx == 0:
+                self._emit_lane_init()
+            if b.collective:
+                self._emit_suspend(b)
+            else:
+                if self.has_collectives and self._is_resume(b):
+                    self._emit_reload(b)
+                for ins in b.instrs:
+                    self._emit_instruction(ins)
+                self._emit_instruction(b.term)
+            self.indent -= 1
+        self.line("else:")
+        self.line("    break")
+        out = self.lines
+        self.lines = saved
+        return out
+
+    def _is_resume(self, b) -> bool:
+        return b.label in self.resume_labels
+
+    @property
+    def resume_labels(self):
+        if not hasattr(self, "_resume_labels"):
+            self._resume_labels = {cb.term.operands[0] for cb in self.ff.blocks if cb.collective}
+        return self._resume_labels
+
+    def _emit_lane_init(self):
+        # Private variables start at their initializer (or zero) in every invocation; Function
+        # variables of the entry point with initializers likewise.
+        for v in self.private_vars + [x.result for x in self.ff.variables]:
+            var_ins = self.ff.defs.get(v) or self.m.defs.get(v)
+            init = var_ins.operands[1] if len(var_ins.operands) > 1 else None
+            t = self.var_types[v].pointee
+            if v in self.promoted:
+                names = [f"x{v}_{i}" for i in range(n_leaves(t))]
+                if init is not None:
+                    src = self.vals(init)
+                else:
+                    src = [self.literal(0, s) for s in self.leaf_types(t)]
+                for n, s in zip(names, src):
+                    self.line(f"{n} = {s}")
+            elif init is not None:
+                p = self.ptr(v, var_ins)
+                for (s, off), e in zip(leaves(t), self.vals(init)):
+                    self.line(self.store_leaf(s, f"{p.addr} + {off}", e))
+
+    def var_leaf_names(self, v: int) -> list[str]:
+        t = self.var_types[v].pointee
+        return [f"x{v}_{i}" for i in range(n_leaves(t))]
+
+    def _emit_instruction(self, ins: Instruction):
+        op = ins.opname
+        if op == "OpExtInst":
+            set_name = self.m.ext_imports.get(ins.operands[0], "?")
+            if set_name.startswith("NonSemantic."):
+                return
+            from ..spirv.grammar import grammar
+            spec = grammar().extinst[set_name][ins.operands[1]]
+            R.EXT_RULES[(set_name, spec.opname)](self, ins, ins.operands[2:])
+            return
+        R.RULES[op](self, ins)
+
+    # -- branching (used by the control-flow rules) -------------------------------------------------
+    def goto(self, target: int, from_label: int | None = None):
+        """Emit the phi copies for the edge to `target` and the state change."""
+        from_label = self.current_block.label if from_label is None else from_label
+        tb = self.ff.block_map_cache().get(target) if hasattr(self.ff, "block_map_cache") else None
+        tb = self._bmap().get(target)
+        if tb is None:
+            raise SpirvError(f"branch to %{target}, which is not a block of this function",
+                             **self.current_block.term.where())
+        phis = [i for i in tb.instrs if i.opname == "OpPhi"]
+        copies = []
+        for phi in phis:
+            src = None
+            for i in range(0, len(phi.operands), 2):
+                if phi.operands[i + 1] == from_label:
+                    src = phi.operands[i]
+            if src is None:
+                raise SpirvError(f"OpPhi has no value for the edge from %{from_label}", **phi.where())
+            if self.value_type(phi.result) is not None and isinstance(self.value_type(phi.result), Pointer):
+                sp = self.ptrs.get(src)
+                self._phi_ptr(phi, sp)
+            srcs = self.vals(src) if not isinstance(self.value_type(phi.result), Pointer) \
+                else [self.ptrs[phi.result].addr]
+            if isinstance(self.value_type(phi.result), Pointer):
+                sp = self.ptrs.get(src)
+                srcs = [sp.addr if sp is not None and sp.kind == "mem" else self.vals(src)[0]]
+            names = self.phi_names(phi)
+            for n, s in zip(names, srcs):
+                t = self.tmp("p")
+                copies.append((n, t, s))
+        for n, t, s in copies:
+            self.line(f"{t} = {s}")
+        for n, t, s in copies:
+            self.line(f"{n} = {t}")
+        self.line(f"b = {self.block_index[target]}")
+
+    def _bmap(self):
+        if not hasattr(self, "_bm"):
+            self._bm = self.ff.block_map()
+        return self._bm
+
+    def phi_names(self, phi) -> list[str]:
+        if phi.result in self.names:
+            return self.names[phi.result]
+        t = self.rtype(phi)
+        if isinstance(t, Pointer):
+            names = [f"v{phi.result}"]
+        else:
+            k = n_leaves(t)
+            names = [f"v{phi.result}"] if k == 1 else [f"v{phi.result}_{i}" for i in range(k)]
+        self.names[phi.result] = names
+        return names
+
+    def _phi_ptr(self, phi, src_ptr):
+        t = self.rtype(phi)
+        if phi.result not in self.ptrs:
+            self.ptrs[phi.result] = Ptr("mem", t.pointee, t.storage, addr=f"v{phi.result}",
+                                        root=None)
+        if src_ptr is not None and src_ptr.kind != "mem":
+            raise SpirvError("OpPhi of pointers to promoted variables or built-ins",
+                             **phi.where())
+
+    # -- collectives ------------------------------------------------------------------------------
+    def _emit_suspend(self, b):
+        ins = b.instrs[0]
+        idx = self.collective_index(b)
+        for name in sorted(self._names_of(self.live_in[b.label])):
+            self._spill(name)
+        self.line(f"state[lane] = {-2 - idx}")
+        self.line("break")
+
+    def collective_index(self, b) -> int:
+        if b not in self.collective_blocks:
+            self.collective_blocks.append(b)
+        return self.collective_blocks.index(b)
+
+    def _emit_reload(self, b):
+        for name in sorted(self._names_of(self.live_in[b.label])):
+            self.line(f"{name} = sp_{name}[lane]")
+            self._spill_slot(name)
+
+    def _spill(self, name):
+        self._spill_slot(name)
+        self.line(f"sp_{name}[lane] = {name}")
+
+    def _spill_slot(self, name):
+        if name not in self.spilled:
+            self.spilled[name] = self.name_dtype(name)
+
+    def name_dtype(self, name: str) -> str:
+        return self.name_types[name]
+
+    def _names_of(self, items) -> list[str]:
+        out = []
+        for x in items:
+            out.extend(self.item_names(x))
+        return out
+
+    def item_names(self, x) -> list[str]:
+        """Leaf names of a liveness item: an SSA id, or ("var", id) for a promoted variable."""
+        if isinstance(x, tuple):
+            v = x[1]
+            names = self.var_leaf_names(v)
+            for n, s in zip(names, self.leaf_types(self.var_types[v].pointee)):
+                self.name_types[n] = nb_type(s)
+            return names
+        t = self.value_type(x)
+        if isinstance(t, Pointer):
+            p = self.ptrs.get(x)
+            if p is not None and p.kind != "mem":
+                return []
+            self.name_types[f"v{x}"] = "np.int64"
+            return [f"v{x}"]
+        if isinstance(t, Opaque):
+            return []
+        lt = self.leaf_types(t)
+        names = [f"v{x}"] if len(lt) == 1 else [f"v{x}_{i}" for i in range(len(lt))]
+        for n, s in zip(names, lt):
+            self.name_types[n] = nb_type(s)
+        return names
+
+    def _emit_scheduler(self) -> list[str]:
+        saved = self.lines
+        self.lines = []
+        self.indent = 0
+        self.line("c = -1")
+        self.line(f"for l in range({self.W}):")
+        self.line("    s = state[l]")
+        self.line("    if s <= -2 and (c < 0 or -2 - s < c):")
+        self.line("        c = -2 - s")
+        self.line("if c < 0:")
+        self.line("    break")
+        for i, b in enumerate(self.collective_blocks):
+            ins = b.instrs[0]
+            self.line(f"{'if' if i == 0 else 'elif'} c == {i}:")
+            self.indent += 1
+            resume = self.block_index[b.term.operands[0]]
+            R.COLLECTIVE[ins.opname](self, ins, -2 - i, resume)
+            self.indent -= 1
+        out = self.lines
+        self.lines = saved
+        return out
+
+    def coll_result(self, ins) -> list[str]:
+        """Spill slot names for a collective's result (the resumed lane reloads them)."""
+        names = self.item_names(ins.result)
+        for n in names:
+            self._spill_slot(n)
+        self.names[ins.result] = names
+        return [f"sp_{n}" for n in names]
+
+    def coll_operand(self, vid) -> list[str]:
+        """Per-lane array expressions (indexable by [l]) for a collective's operand."""
+        if self.spec.is_const(vid) or vid in self.m.defs:
+            return [f"{c}" for c in self.vals(vid)]          # uniform: used without [l]
+        names = self.item_names(vid)
+        for n in names:
+            self._spill_slot(n)
+        return [f"sp_{n}[l]" for n in names]
+
+    # -- assembly ---------------------------------------------------------------------------------
+    def _assemble(self, body: list[str], sched: list[str]) -> str:
+        lx, ly, lz = self.local_size
+        W = self.W
+        out = []
+        a = out.append
+        a("def kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, err, cancel):")
+        I = "    "
+        a(I + "ngx = grid[0]; ngy = grid[1]; ngz = grid[2]")
+        for bd in self.meta.bindings:
+            a(I + f"bp{bd.index} = bind[{2 * bd.index}]; bn{bd.index} = bind[{2 * bd.index + 1}]")
+        a(I + "pushp = push[0]; pushn = push[1]")
+        a(I + "shp = scratch[0]; pvp = scratch[1]")
+        for ln in self.prologue:
+            a(I + ln)
+        if self.has_collectives:
+            a(I + f"state = np.zeros({W}, np.int32)")
+            for name, dt in sorted(self.spilled.items()):
+                a(I + f"sp_{name} = np.zeros({W}, {dt})")
+        a(I + "for wg in range(wg_begin, wg_end):")
+        I2 = I * 2
+        a(I2 + "wx = wg % ngx; wq = wg // ngx; wy = wq % ngy; wz = wq // ngy")
+        a(I2 + "if cancel[0] != 0:")
+        a(I2 + "    err[0] = -1; err[1] = wg; return 1")
+        for ln in self.wg_prologue:
+            a(I2 + ln)
+        lane_pro = []
+        if "lid" in self.lane_prologue_used:
+            lane_pro.append(f"lx = lane % {lx}; ly = (lane // {lx}) % {ly}; lz = lane // {lx * ly}")
+        for v in sorted(x for x in self.lane_prologue_used if isinstance(x, int)):
+            lane_pro.append(f"fv{v} = pvp + lane * {self.meta.private_frame} + {self.frame_off[v]}")
+        if not self.has_collectives:
+            a(I2 + f"for lane in range({W}):")
+            I3 = I * 3
+            for ln in lane_pro:
+                a(I3 + ln)
+            a(I3 + "b = 0")
+            a(I3 + "while True:")
+            for ln in body:
+                a(I * 4 + ln)
+        else:
+            a(I2 + f"for l in range({W}):")
+            a(I2 + "    state[l] = 0")
+            a(I2 + "while True:")
+            I3 = I * 3
+            a(I3 + f"for lane in range({W}):")
+            a(I3 + "    b = state[lane]")
+            a(I3 + "    if b < 0:")
+            a(I3 + "        continue")
+            for ln in lane_pro:
+                a(I3 + I + ln)
+            a(I3 + "    while True:")
+            for ln in body:
+                a(I3 + I * 2 + ln)
+            for ln in sched:
+                a(I3 + ln)
+        a(I + "return 0")
+        return "\n".join(out) + "\n"
+
+
+class _UsesDefs:
+    """Uses and definitions of an instruction as liveness items: SSA ids of runtime values and
+    ("var", id) for promoted variables."""
+
+    def __init__(self, gen: KernelGen):
+        self.g = gen
+        gen.name_types = {}
+        self.var_of = {}      # access chain result -> promoted variable
+        for b in gen.ff.blocks:
+            for ins in b.instrs:
+                if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
+                    base = ins.operands[0]
+                    base = self.var_of.get(base, base)
+                    if base in gen.promoted:
+                        self.var_of[ins.result] = base
+
+    def _item(self, x):
+        g = self.g
+        if x in g.promoted:
+            return None
+        if x in self.var_of:
+            return None
+        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types:
+            return None
+        if x not in g.ff.type_of:
+            return None       # labels, functions
+        return x
+
+    def phi_value(self, x):
+        i = self._item(x)
+        return [i] if i is not None else []
+
+    def __call__(self, ins):
+        uses, defs = [], []
+        g = self.g
+        op = ins.opname
+        ids = used_ids(ins) if op != "OpPhi" else []
+        for x in ids:
+            i = self._item(x)
+            if i is not None:
+                uses.append(i)
+        if op == "OpLoad":
+            v = self.var_of.get(ins.operands[0], ins.operands[0])
+            if v in g.promoted:
+                uses.append(("var", v))
+        if op == "OpStore":
+            v = self.var_of.get(ins.operands[0], ins.operands[0])
+            if v in g.promoted:
+                uses.append(("var", v))      # a partial store keeps the rest of the variable
+                defs.append(("var", v))
+        if ins.result is not None:
+            defs.append(ins.result)
+        return uses, defs

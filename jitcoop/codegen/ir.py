@@ -1,0 +1,277 @@
+"""The entry point as one flat function: calls inlined, blocks split at collective points, liveness.
+
+After `flatten()` the entry point is a list of blocks in program order with no OpFunctionCall.
+Every collective instruction (barrier, subgroup operation) sits alone in its own block, so the
+emitter can stop a lane before it and resume the lane after it. `liveness()` says which values a
+resumed lane must get back from its spill slots.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from ..errors import SpirvError
+from ..spirv.module import Module
+from ..spirv.reader import Instruction
+
+ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
+
+
+def id_operand_positions(ins: Instruction) -> list[int]:
+    return [i for i, k in enumerate(ins.kinds) if k in ID_KINDS]
+
+
+def used_ids(ins: Instruction) -> list[int]:
+    out = [ins.operands[i] for i in id_operand_positions(ins)]
+    if ins.opname == "OpExtInst":
+        out = [ins.operands[0]] + [x for i, x in enumerate(ins.operands) if i >= 2 and ins.kinds[i] == "IdRef"]
+    return out
+
+
+def successors(term: Instruction) -> list[int]:
+    op, o = term.opname, term.operands
+    if op == "OpBranch":
+        return [o[0]]
+    if op == "OpBranchConditional":
+        return [o[1], o[2]]
+    if op == "OpSwitch":
+        return [o[1]] + [o[i] for i in range(3, len(o), 2)]
+    return []
+
+
+@dataclass
+class FBlock:
+    label: int
+    instrs: list
+    term: Instruction
+    origin: int = 0            # byte offset of the block's label in the module, for messages
+    collective: bool = False   # holds exactly one collective instruction
+
+    def succs(self):
+        return successors(self.term)
+
+
+@dataclass
+class FlatFunction:
+    blocks: list                                   # FBlock in program order, entry first
+    variables: list = field(default_factory=list)  # Function-storage OpVariables, all inlined callees'
+    type_of: dict = field(default_factory=dict)    # result id -> type id, for every value
+    defs: dict = field(default_factory=dict)       # result id -> defining instruction
+
+    def block_map(self):
+        return {b.label: b for b in self.blocks}
+
+
+def _clone(ins: Instruction, mapping: dict) -> Instruction:
+    c = copy.copy(ins)
+    c.operands = list(ins.operands)
+    for i in id_operand_positions(ins):
+        c.operands[i] = mapping.get(c.operands[i], c.operands[i])
+    if c.result is not None:
+        c.result = mapping.get(c.result, c.result)
+    if c.result_type is not None:
+        c.result_type = mapping.get(c.result_type, c.result_type)
+    return c
+
+
+def _synth(opname: str, operands: list, kinds: list, offset: int, result=None, result_type=None) -> Instruction:
+    from ..spirv.grammar import grammar
+    return Instruction(grammar().by_name[opname].opcode, opname, offset, result_type, result,
+                       list(operands), list(kinds))
+
+
+class _Ids:
+    def __init__(self, bound):
+        self.next = bound
+
+    def fresh(self):
+        self.next += 1
+        return self.next - 1
+
+
+def flatten(m: Module, entry_fid: int, is_collective) -> FlatFunction:
+    ids = _Ids(m.header.bound)
+    fn = m.functions[entry_fid]
+    variables = []
+    blocks = []
+    for b in fn.blocks:
+        body = []
+        for ins in b.instrs:
+            if ins.opname == "OpVariable":
+                variables.append(ins)
+            else:
+                body.append(ins)
+        blocks.append(FBlock(b.label, body, b.term, b.offset))
+    _inline_all(m, blocks, variables, ids, depth=0)
+    ff = FlatFunction(blocks, variables)
+    _split_collectives(ff, ids, is_collective)
+    for v in variables:
+        ff.type_of[v.result] = v.result_type
+        ff.defs[v.result] = v
+    for b in ff.blocks:
+        for ins in b.instrs:
+            if ins.result is not None:
+                ff.type_of[ins.result] = ins.result_type
+                ff.defs[ins.result] = ins
+    return ff
+
+
+def _rename_phi_preds(blocks, succ_labels, old, new):
+    bm = {b.label: b for b in blocks}
+    for s in succ_labels:
+        sb = bm.get(s)
+        if sb is None:
+            continue
+        for ins in sb.instrs:
+            if ins.opname != "OpPhi":
+                continue
+            for i in range(1, len(ins.operands), 2):
+                if ins.operands[i] == old:
+                    ins.operands[i] = new
+
+
+def _inline_all(m: Module, blocks: list, variables: list, ids: _Ids, depth: int):
+    i = 0
+    while i < len(blocks):
+        b = blocks[i]
+        k = next((j for j, ins in enumerate(b.instrs) if ins.opname == "OpFunctionCall"), None)
+        if k is None:
+            i += 1
+            continue
+        call = b.instrs[k]
+        new = _inline_call(m, b, k, call, variables, ids, blocks)
+        blocks[i + 1:i + 1] = new
+        # The call block now ends with a branch into the callee; continue with the next block,
+        # which is the callee's entry (it may itself contain calls).
+        i += 1
+        if len(blocks) > 200000:
+            raise SpirvError("inlining does not terminate: is a function recursive?", **call.where())
+
+
+def _inline_call(m, b: FBlock, k: int, call: Instruction, variables, ids, blocks) -> list:
+    callee = m.functions.get(call.operands[0])
+    if callee is None:
+        raise SpirvError(f"call of %{call.operands[0]}, which is not a function", **call.where())
+    args = call.operands[1:]
+    if len(args) != len(callee.params):
+        raise SpirvError(f"call passes {len(args)} arguments; the function takes {len(callee.params)}",
+                         **call.where())
+    mapping = {p.result: a for p, a in zip(callee.params, args)}
+    for cb in callee.blocks:
+        mapping[cb.label] = ids.fresh()
+        for ins in cb.instrs:
+            if ins.result is not None:
+                mapping[ins.result] = ids.fresh()
+    cont_label = ids.fresh()
+    # Split the calling block: what follows the call moves to the continuation block.
+    cont = FBlock(cont_label, b.instrs[k + 1:], b.term, b.origin)
+    _rename_phi_preds(blocks, b.succs(), b.label, cont_label)
+    b.instrs = b.instrs[:k]
+    entry_label = mapping[callee.blocks[0].label]
+    b.term = _synth("OpBranch", [entry_label], ["IdRef"], call.offset)
+    new_blocks = []
+    returns = []
+    for cb in callee.blocks:
+        body = []
+        for ins in cb.instrs:
+            c = _clone(ins, mapping)
+            if c.opname == "OpVariable":
+                # Hoisted to the caller's entry; an initializer runs at each call, where it stood.
+                init = c.operands[1] if len(c.operands) > 1 else None
+                v = copy.copy(c)
+                v.operands = c.operands[:1]
+                v.kinds = c.kinds[:1]
+                variables.append(v)
+                if init is not None:
+                    body.append(_synth("OpStore", [c.result, init], ["IdRef", "IdRef"], c.offset))
+                continue
+            body.append(c)
+        t = cb.term
+        if t.opname == "OpReturn":
+            term = _synth("OpBranch", [cont_label], ["IdRef"], t.offset)
+        elif t.opname == "OpReturnValue":
+            returns.append((mapping.get(t.operands[0], t.operands[0]), mapping[cb.label]))
+            term = _synth("OpBranch", [cont_label], ["IdRef"], t.offset)
+        else:
+            term = _clone(t, mapping)
+        new_blocks.append(FBlock(mapping[cb.label], body, term, cb.offset))
+    if call.result is not None and returns:
+        ops, kinds = [], []
+        for v, lbl in returns:
+            ops += [v, lbl]
+            kinds += ["IdRef", "IdRef"]
+        phi = _synth("OpPhi", ops, kinds, call.offset, call.result, call.result_type)
+        cont.instrs.insert(0, phi)
+    return new_blocks + [cont]
+
+
+def _split_collectives(ff: FlatFunction, ids: _Ids, is_collective):
+    out = []
+    for b in ff.blocks:
+        cur = b
+        while True:
+            k = next((j for j, ins in enumerate(cur.instrs)
+                      if is_collective(ins) and not (cur.collective and j == 0)), None)
+            if k is None:
+                out.append(cur)
+                break
+            coll = cur.instrs[k]
+            if k > 0 or cur.instrs[:k]:
+                pass
+            xl, rl = ids.fresh(), ids.fresh()
+            rest = FBlock(rl, cur.instrs[k + 1:], cur.term, cur.origin)
+            xb = FBlock(xl, [coll], _synth("OpBranch", [rl], ["IdRef"], coll.offset), cur.origin,
+                        collective=True)
+            # Phis in the old successors now come from the last piece.
+            _rename_phi_preds(ff.blocks + out, cur.succs(), cur.label, rl)
+            if k == 0 and not cur.collective and cur is not b:
+                pass
+            cur.instrs = cur.instrs[:k]
+            cur.term = _synth("OpBranch", [xl], ["IdRef"], coll.offset)
+            out.append(cur)
+            out.append(xb)
+            cur = rest
+    ff.blocks = out
+
+
+def liveness(ff: FlatFunction, uses_defs) -> dict:
+    """live-in sets per block label. `uses_defs(ins)` gives (used names, defined names) of an
+    instruction, in the emitter's terms (SSA ids and promoted variables)."""
+    bm = ff.block_map()
+    info = {}
+    phi_uses = {b.label: set() for b in ff.blocks}     # values a block's successors' phis read from it
+    for b in ff.blocks:
+        for ins in b.instrs:
+            if ins.opname == "OpPhi":
+                for i in range(0, len(ins.operands), 2):
+                    pred = ins.operands[i + 1]
+                    if pred in phi_uses:
+                        phi_uses[pred].update(uses_defs.phi_value(ins.operands[i]))
+    for b in ff.blocks:
+        gen, kill = set(), set()
+        for ins in b.instrs:
+            if ins.opname == "OpPhi":
+                kill.add(ins.result)
+                continue
+            u, d = uses_defs(ins)
+            gen.update(x for x in u if x not in kill)
+            kill.update(d)
+        u, _ = uses_defs(b.term)
+        gen.update(x for x in u if x not in kill)
+        gen.update(x for x in phi_uses[b.label] if x not in kill)
+        info[b.label] = (gen, kill)
+    live_in = {b.label: set() for b in ff.blocks}
+    changed = True
+    order = list(reversed(ff.blocks))
+    while changed:
+        changed = False
+        for b in order:
+            out = set()
+            for s in b.succs():
+                out |= live_in.get(s, set())
+            gen, kill = info[b.label]
+            new = gen | (out - kill)
+            if new != live_in[b.label]:
+                live_in[b.label] = new
+                changed = True
+    return live_in

@@ -1,0 +1,39 @@
+"""Lowering rules: one function per opcode, registered by name, grouped by the extension that
+defines the instruction. A rule receives the emitter and the instruction and emits Python lines.
+
+Collective rules (barriers, subgroup operations) are registered separately: they run in the
+workgroup scheduler over the lanes that wait at the instruction, not inside a lane loop.
+"""
+from __future__ import annotations
+
+RULES: dict = {}            # opname -> rule(em, ins)
+EXT_RULES: dict = {}        # (ext set name, instruction name) -> rule(em, ins, args)
+COLLECTIVE: dict = {}       # opname -> rule(em, ins, wait_code, resume_label)
+
+
+def rule(*names):
+    def deco(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return deco
+
+
+def ext_rule(set_name, *names):
+    def deco(fn):
+        for n in names:
+            EXT_RULES[(set_name, n)] = fn
+        return fn
+    return deco
+
+
+def collective(*names):
+    def deco(fn):
+        for n in names:
+            COLLECTIVE[n] = fn
+        return fn
+    return deco
+
+
+def load_all():
+    from . import core_arith, core_composite, core_control, core_memory, core_atomic, core_subgroup, glsl_std450  # noqa: F401

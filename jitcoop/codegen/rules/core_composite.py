@@ -1,0 +1,171 @@
+"""Composites: construct, extract, insert, shuffle, dynamic vector access, copies, undef, and the
+matrix/vector products of the core instruction set."""
+from __future__ import annotations
+
+from ...errors import SpirvError
+from ...spirv.types import Matrix, Pointer, Vector, child, n_leaves
+from ..emitter import nb_type
+from . import rule
+from .common import round_to, scalars
+
+
+def _path(em, t, indices, ins):
+    pos = 0
+    for i in indices:
+        try:
+            t, p = child(t, i)
+        except (TypeError, IndexError):
+            raise SpirvError(f"index {i} does not select a component", **ins.where()) from None
+        pos += p
+    return t, pos
+
+
+@rule("OpCompositeConstruct", "OpCompositeConstructReplicateEXT")
+def _construct(em, ins):
+    rt = em.rtype(ins)
+    out = []
+    for c in ins.operands:
+        out.extend(em.vals(c))
+    if ins.opname.endswith("ReplicateEXT"):
+        out = out * (n_leaves(rt) // len(out))
+    if len(out) != n_leaves(rt):
+        raise SpirvError(f"constituents give {len(out)} components; the result has {n_leaves(rt)}",
+                         **ins.where())
+    em.define(ins, out)
+
+
+@rule("OpCompositeExtract")
+def _extract(em, ins):
+    src = em.vals(ins.operands[0])
+    t, pos = _path(em, em.value_type(ins.operands[0]), ins.operands[1:], ins)
+    em.define(ins, src[pos:pos + n_leaves(t)])
+
+
+@rule("OpCompositeInsert")
+def _insert(em, ins):
+    obj = em.vals(ins.operands[1])
+    comp = em.vals(ins.operands[0])
+    t, pos = _path(em, em.value_type(ins.operands[1]), ins.operands[2:], ins)
+    em.define(ins, obj[:pos] + comp + obj[pos + len(comp):])
+
+
+@rule("OpCopyObject", "OpCopyLogical")
+def _copy(em, ins):
+    rt = em.rtype(ins)
+    if isinstance(rt, Pointer):
+        p = em.ptr(ins.operands[0], ins)
+        em.ptrs[ins.result] = p
+        if p.kind == "mem":
+            em.names[ins.result] = [p.addr]
+        return
+    em.define(ins, em.vals(ins.operands[0]))
+
+
+@rule("OpUndef")
+def _undef(em, ins):
+    rt = em.rtype(ins)
+    if isinstance(rt, Pointer):
+        raise SpirvError("OpUndef pointer", **ins.where())
+    em.define(ins, [em.literal(0, s) for s in scalars(rt)])
+
+
+@rule("OpVectorShuffle")
+def _shuffle(em, ins):
+    a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    ab = a + b
+    s = scalars(em.rtype(ins))
+    out = []
+    for k, i in enumerate(ins.operands[2:]):
+        out.append(em.literal(0, s[k]) if i == 0xFFFFFFFF else ab[i])
+    em.define(ins, out)
+
+
+def _select_chain(idx, items):
+    # An out-of-range index is undefined in SPIR-V; this answers the last component.
+    expr = items[-1]
+    for k in range(len(items) - 2, -1, -1):
+        expr = f"({items[k]} if {idx} == {k} else {expr})"
+    return expr
+
+
+@rule("OpVectorExtractDynamic")
+def _extract_dyn(em, ins):
+    v = em.vals(ins.operands[0])
+    i = em.val(ins.operands[1])
+    t = em.tmp("i")
+    em.line(f"{t} = np.int64({i})")
+    em.define(ins, [_select_chain(t, v)])
+
+
+@rule("OpVectorInsertDynamic")
+def _insert_dyn(em, ins):
+    v = em.vals(ins.operands[0])
+    c = em.val(ins.operands[1])
+    i = em.val(ins.operands[2])
+    t = em.tmp("i")
+    em.line(f"{t} = np.int64({i})")
+    em.define(ins, [f"({c} if {t} == {k} else {x})" for k, x in enumerate(v)])
+
+
+def _fma_sum(terms, s):
+    return round_to(" + ".join(f"{a} * {b}" for a, b in terms), s)
+
+
+@rule("OpVectorTimesScalar", "OpMatrixTimesScalar")
+def _times_scalar(em, ins):
+    v = em.vals(ins.operands[0])
+    k = em.val(ins.operands[1])
+    s = scalars(em.rtype(ins))
+    em.define(ins, [round_to(f"{x} * {k}", t) for x, t in zip(v, s)])
+
+
+@rule("OpDot")
+def _dot(em, ins):
+    a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    em.define(ins, [_fma_sum(list(zip(a, b)), em.rtype(ins))])
+
+
+@rule("OpMatrixTimesVector")
+def _mat_vec(em, ins):
+    mt = em.value_type(ins.operands[0])
+    m, v = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    rows, cols = mt.col.n, mt.ncols
+    s = mt.col.elem
+    em.define(ins, [_fma_sum([(m[c * rows + r], v[c]) for c in range(cols)], s) for r in range(rows)])
+
+
+@rule("OpVectorTimesMatrix")
+def _vec_mat(em, ins):
+    mt = em.value_type(ins.operands[1])
+    v, m = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    rows, cols = mt.col.n, mt.ncols
+    s = mt.col.elem
+    em.define(ins, [_fma_sum([(v[r], m[c * rows + r]) for r in range(rows)], s) for c in range(cols)])
+
+
+@rule("OpMatrixTimesMatrix")
+def _mat_mat(em, ins):
+    at, bt = em.value_type(ins.operands[0]), em.value_type(ins.operands[1])
+    a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    rows, inner, cols = at.col.n, at.ncols, bt.ncols
+    s = at.col.elem
+    out = []
+    for c in range(cols):
+        for r in range(rows):
+            out.append(_fma_sum([(a[k * rows + r], b[c * inner + k]) for k in range(inner)], s))
+    em.define(ins, out)
+
+
+@rule("OpOuterProduct")
+def _outer(em, ins):
+    a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
+    s = scalars(em.rtype(ins))[0]
+    em.define(ins, [round_to(f"{a[r]} * {b[c]}", s) for c in range(len(b)) for r in range(len(a))])
+
+
+@rule("OpTranspose")
+def _transpose(em, ins):
+    mt = em.value_type(ins.operands[0])
+    m = em.vals(ins.operands[0])
+    rows, cols = mt.col.n, mt.ncols
+    em.define(ins, [m[c * rows + r] for r in range(rows) for c in range(cols)])

@@ -1,0 +1,61 @@
+"""The three errors a user of jitcoop meets, each naming where the problem is."""
+from __future__ import annotations
+
+
+class JitcoopError(Exception):
+    """Base class of every error jitcoop raises on purpose."""
+
+
+class SpirvError(JitcoopError):
+    """A module that is malformed, or uses something jitcoop does not run.
+
+    `offset` is the byte offset of the instruction in the module, `opname` its opcode name,
+    `result_id` its result id (when it has one).
+    """
+
+    def __init__(self, message: str, offset: int | None = None, opname: str | None = None,
+                 result_id: int | None = None):
+        self.detail = message
+        self.offset = offset
+        self.opname = opname
+        self.result_id = result_id
+        where = []
+        if result_id is not None:
+            where.append(f"%{result_id}")
+        if opname:
+            where.append(opname)
+        if offset is not None:
+            where.append(f"at byte {offset}")
+        super().__init__(f"{' '.join(where)}: {message}" if where else message)
+
+
+class BindingError(JitcoopError):
+    """A dispatch whose bindings, push constants or specialization constants do not fit the shader."""
+
+
+class ExecutionError(JitcoopError):
+    """Something went wrong while the shader ran (an out-of-bounds access, a divergent barrier...).
+
+    Names the instruction (result id, opcode name, byte offset), the workgroup and the lane.
+    """
+
+    def __init__(self, message: str, offset: int | None = None, opname: str | None = None,
+                 result_id: int | None = None, workgroup: tuple | None = None, lane: int | None = None):
+        self.detail = message
+        self.offset = offset
+        self.opname = opname
+        self.result_id = result_id
+        self.workgroup = workgroup
+        self.lane = lane
+        parts = []
+        if result_id is not None:
+            parts.append(f"%{result_id}")
+        if opname:
+            parts.append(opname)
+        if offset is not None:
+            parts.append(f"at byte {offset}")
+        if workgroup is not None:
+            parts.append(f"workgroup {tuple(workgroup)}")
+        if lane is not None:
+            parts.append(f"lane {lane}")
+        super().__init__(f"{' '.join(parts)}: {message}" if parts else message)

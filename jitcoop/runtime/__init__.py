@@ -1,0 +1,1 @@
+"""Running compiled kernels: device memory, compilation cache, dispatch."""

@@ -1,0 +1,17 @@
+"""Capabilities a module may declare and still run here."""
+SUPPORTED_CAPABILITIES = {
+    "Shader", "Matrix", "Float16", "Float64", "Int8", "Int16", "Int64", "Int64Atomics",
+    "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess", "StoragePushConstant8",
+    "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess", "StoragePushConstant16",
+    "StorageUniform16", "StorageUniformBufferBlock16", "StorageInputOutput16",
+    "GroupNonUniform", "GroupNonUniformVote", "GroupNonUniformArithmetic", "GroupNonUniformBallot",
+    "GroupNonUniformShuffle", "GroupNonUniformShuffleRelative", "GroupNonUniformClustered",
+    "GroupNonUniformQuad", "PhysicalStorageBufferAddresses", "VariablePointers",
+    "VariablePointersStorageBuffer", "VulkanMemoryModel", "VulkanMemoryModelDeviceScope",
+    "AtomicFloat32AddEXT", "AtomicFloat64AddEXT", "AtomicFloat32MinMaxEXT", "AtomicFloat64MinMaxEXT",
+    "AtomicFloat16AddEXT", "Linkage", "Addresses", "DenormPreserve", "DenormFlushToZero",
+    "SignedZeroInfNanPreserve", "RoundingModeRTE", "RoundingModeRTZ", "WorkgroupMemoryExplicitLayoutKHR",
+    "WorkgroupMemoryExplicitLayout8BitAccessKHR", "WorkgroupMemoryExplicitLayout16BitAccessKHR",
+    "ShaderNonUniform", "RuntimeDescriptorArray", "DemoteToHelperInvocation",
+    "BFloat16TypeKHR", "Float8EXT", "SubgroupBallotKHR", "SubgroupVoteKHR",
+}

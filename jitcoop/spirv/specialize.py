@@ -1,0 +1,233 @@
+"""Specialization: spec constant values fix every type, size and constant of a module.
+
+`Specialization(module, values)` answers `type(id)` and `const(id)` (a constant's leaves as Python
+numbers: ints in their type's range, floats rounded to their type, bools). OpSpecConstantOp is
+folded here with the same wrapping rules as the generated code.
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from ..errors import BindingError, SpirvError
+from .grammar import grammar
+from .module import Module
+from .types import (Array, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct, Type,
+                    Vector, child, leaves, n_leaves)
+
+_STORAGE = None
+
+
+def storage_name(v: int) -> str:
+    return grammar().enum_name("StorageClass", v)
+
+
+def wrap_int(v: int, t: Scalar) -> int:
+    v &= (1 << t.width) - 1
+    if t.signed and v >> (t.width - 1):
+        v -= 1 << t.width
+    return v
+
+
+def round_float(v: float, t: Scalar) -> float:
+    if t.width == 64:
+        return float(v)
+    if t.width == 32:
+        return float(np.float32(v))
+    if t.width == 16 and not t.encoding:
+        return float(np.float64(v).astype(np.float16))
+    if t.encoding == "bf16":
+        b = struct.unpack("<I", struct.pack("<f", np.float32(v)))[0]
+        if math.isnan(v):
+            b = (b | 0x400000)
+        else:
+            b += 0x7FFF + ((b >> 16) & 1)
+        return struct.unpack("<f", struct.pack("<I", (b >> 16) << 16 & 0xFFFFFFFF))[0]
+    return float(v)
+
+
+def float_from_bits(bits: int, t: Scalar) -> float:
+    if t.width == 64:
+        return struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if t.width == 32:
+        return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+    if t.encoding == "bf16":
+        return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+    if t.width == 16:
+        return float(np.array([bits & 0xFFFF], np.uint16).view(np.float16)[0])
+    if t.width == 8:
+        from ..kernels import formats
+        fn = formats.e4m3_to_f32 if t.encoding == "e4m3" else formats.e5m2_to_f32
+        return float(fn(np.uint8(bits)))
+    raise SpirvError(f"float width {t.width} is not supported")
+
+
+class Specialization:
+    def __init__(self, module: Module, values: dict | None = None):
+        self.m = module
+        self.values = dict(values or {})
+        self._types: dict[int, Type] = {}
+        self._consts: dict[int, list] = {}
+        spec_ids = set()
+        for ins in module.global_order:
+            if ins.opname.startswith("OpSpecConstant") and ins.opname != "OpSpecConstantOp":
+                sid = module.decoration(ins.result, "SpecId")
+                if sid is not None:
+                    spec_ids.add(sid[0])
+        self.spec_ids = spec_ids
+        for k in self.values:
+            if k not in spec_ids:
+                raise BindingError(f"unknown spec id {k}: the module declares "
+                                   f"{sorted(spec_ids) if spec_ids else 'no spec ids'}")
+
+    # -- types ------------------------------------------------------------------------------------
+    def type(self, tid: int) -> Type:
+        t = self._types.get(tid)
+        if t is None:
+            t = self._make_type(tid)
+        return t
+
+    def _make_type(self, tid: int) -> Type:
+        ins = self.m.defs.get(tid)
+        if ins is None or not ins.opname.startswith("OpType"):
+            raise SpirvError(f"%{tid} is used as a type but is not one")
+        op, o = ins.opname, ins.operands
+        if op == "OpTypeVoid":
+            t = Scalar("void", 0) if False else Opaque("OpTypeVoid")
+        elif op == "OpTypeBool":
+            t = Scalar("bool", 32)
+        elif op == "OpTypeInt":
+            t = Scalar("int", o[0], bool(o[1]))
+            if o[0] not in (8, 16, 32, 64):
+                raise ins.error(f"integer width {o[0]} is not supported")
+        elif op == "OpTypeFloat":
+            enc = ""
+            if len(o) > 1:
+                enc = {"BFloat16KHR": "bf16", "Float8E4M3EXT": "e4m3", "Float8E5M2EXT": "e5m2"}.get(
+                    grammar().enum_name("FPEncoding", o[1]), "?")
+                if enc == "?":
+                    raise ins.error("unsupported floating-point encoding")
+            t = Scalar("float", o[0], True, enc)
+        elif op == "OpTypeVector":
+            t = Vector(self.type(o[0]), o[1])
+        elif op == "OpTypeMatrix":
+            t = Matrix(self.type(o[0]), o[1])
+        elif op == "OpTypeArray":
+            length = self.scalar_const(o[1])
+            t = Array(self.type(o[0]), int(length), self._stride(tid))
+        elif op == "OpTypeRuntimeArray":
+            t = Array(self.type(o[0]), None, self._stride(tid))
+        elif op == "OpTypeStruct":
+            t = Struct([], block=self.m.has_decoration(tid, "Block") or self.m.has_decoration(tid, "BufferBlock"))
+            t.id = tid
+            self._types[tid] = t           # before members: pointers may refer back
+            for i, mid in enumerate(o):
+                off = self.m.member_decoration(tid, i, "Offset")
+                ms = self.m.member_decoration(tid, i, "MatrixStride")
+                bi = self.m.member_decoration(tid, i, "BuiltIn")
+                t.members.append(Member(self.type(mid), off[0] if off else None,
+                                        self.m.member_decoration(tid, i, "RowMajor") is not None,
+                                        ms[0] if ms else None,
+                                        grammar().enum_name("BuiltIn", bi[0]) if bi else None))
+            return t
+        elif op == "OpTypePointer" or op == "OpTypeUntypedPointerKHR":
+            t = Pointer(storage_name(o[0]), None, self._stride(tid))
+            t.id = tid
+            self._types[tid] = t
+            t.pointee = self.type(o[1])
+            return t
+        elif op == "OpTypeFunction":
+            t = FunctionType(self.type(o[0]), [self.type(p) for p in o[1:]])
+        else:
+            t = Opaque(op, tuple(o))
+        t.id = tid
+        self._types[tid] = t
+        return t
+
+    def _stride(self, tid):
+        s = self.m.decoration(tid, "ArrayStride")
+        return s[0] if s else None
+
+    # -- constants --------------------------------------------------------------------------------
+    def is_const(self, cid: int) -> bool:
+        ins = self.m.defs.get(cid)
+        return ins is not None and (ins.opname.startswith(("OpConstant", "OpSpecConstant"))
+                                    or ins.opname == "OpUndef")
+
+    def const(self, cid: int) -> list:
+        v = self._consts.get(cid)
+        if v is None:
+            v = self._make_const(cid)
+            self._consts[cid] = v
+        return v
+
+    def scalar_const(self, cid: int):
+        v = self.const(cid)
+        if len(v) != 1:
+            raise SpirvError(f"%{cid} is used as a scalar constant but has {len(v)} components")
+        return v[0]
+
+    def _make_const(self, cid: int) -> list:
+        ins = self.m.defs.get(cid)
+        if ins is None or not self.is_const(cid):
+            raise SpirvError(f"%{cid} is used as a constant but is not one")
+        op, o = ins.opname, ins.operands
+        t = self.type(ins.result_type)
+        if op in ("OpConstantTrue", "OpConstantFalse", "OpSpecConstantTrue", "OpSpecConstantFalse"):
+            val = op.endswith("True")
+            sid = self.m.decoration(cid, "SpecId") if op.startswith("OpSpec") else None
+            if sid and sid[0] in self.values:
+                val = bool(self.values[sid[0]])
+            return [val]
+        if op in ("OpConstant", "OpSpecConstant"):
+            bits = o[0]
+            sid = self.m.decoration(cid, "SpecId") if op == "OpSpecConstant" else None
+            if sid and sid[0] in self.values:
+                return [self._host_value(self.values[sid[0]], t, ins)]
+            if not isinstance(t, Scalar):
+                raise ins.error("OpConstant of a non-scalar type")
+            if t.kind == "int":
+                return [wrap_int(bits, t)]
+            return [float_from_bits(bits, t)]
+        if op in ("OpConstantComposite", "OpSpecConstantComposite", "OpConstantCompositeReplicateEXT",
+                  "OpSpecConstantCompositeReplicateEXT"):
+            if op.endswith("ReplicateEXT"):
+                return self._replicate(t, self.const(o[0]))
+            out = []
+            for c in o:
+                out.extend(self.const(c))
+            return out
+        if op in ("OpConstantNull", "OpUndef"):
+            return [False if (isinstance(s, Scalar) and s.kind == "bool") else
+                    (0.0 if isinstance(s, Scalar) and s.kind == "float" else 0)
+                    for s, _ in leaves(t)] if not isinstance(t, Opaque) else [0]
+        if op == "OpSpecConstantOp":
+            return self._fold(ins, t)
+        raise ins.error("constant instruction not supported")
+
+    def _replicate(self, t, v):
+        n = n_leaves(t) // max(1, len(v))
+        return v * n
+
+    def _host_value(self, v, t: Type, ins):
+        if not isinstance(t, Scalar):
+            raise ins.error("spec constant of a non-scalar type")
+        if t.kind == "bool":
+            return bool(v)
+        if t.kind == "int":
+            if isinstance(v, float) and not v.is_integer():
+                raise BindingError(f"spec constant {self.m.name_of(ins.result)} is an integer; got {v}")
+            return wrap_int(int(v), t)
+        return round_float(float(v), t)
+
+    def _fold(self, ins, t) -> list:
+        o = ins.operands
+        opname = grammar().by_opcode[o[0]].opname
+        args = o[1:]
+        from .fold import fold
+        try:
+            return fold(self, opname, t, args)
+        except KeyError:
+            raise ins.error(f"OpSpecConstantOp {opname} is not supported") from None

@@ -666,6 +666,9 @@ class KernelGen:
     def _emit_suspend(self, b):
         ins = b.instrs[0]
         idx = self.collective_index(b)
+        if ins.result is not None:
+            # The scheduler writes the result to its spill slots; the resumed lane reloads it.
+            self.names[ins.result] = self.item_names(ins.result)
         for name in sorted(self._names_of(self.live_in[b.label])):
             self._spill(name)
         self.line(f"state[lane] = {-2 - idx}")

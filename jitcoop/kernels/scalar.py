@@ -293,3 +293,45 @@ def quantize_f16(x):
     if abs(r) < np.float32(6.103515625e-05):
         return np.float32(math.copysign(0.0, x))
     return r
+
+
+@njit(**_opts)
+def smoothstep(e0, e1, x):
+    t = min(max((x - e0) / (e1 - e0), 0.0), 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+@njit(**_opts)
+def pack_unorm4x8(a, b, c, d):
+    r = np.uint32(0)
+    i = 0
+    for v in (a, b, c, d):
+        q = np.uint32(np.rint(min(max(np.float64(v), 0.0), 1.0) * 255.0))
+        r |= q << np.uint32(8 * i)
+        i += 1
+    return r
+
+
+@njit(**_opts)
+def pack_snorm4x8(a, b, c, d):
+    r = np.uint32(0)
+    i = 0
+    for v in (a, b, c, d):
+        q = np.uint32(np.uint8(np.int8(np.rint(min(max(np.float64(v), -1.0), 1.0) * 127.0))))
+        r |= q << np.uint32(8 * i)
+        i += 1
+    return r
+
+
+@njit(**_opts)
+def pack_unorm2x16(a, b):
+    qa = np.uint32(np.rint(min(max(np.float64(a), 0.0), 1.0) * 65535.0))
+    qb = np.uint32(np.rint(min(max(np.float64(b), 0.0), 1.0) * 65535.0))
+    return qa | (qb << np.uint32(16))
+
+
+@njit(**_opts)
+def pack_snorm2x16(a, b):
+    qa = np.uint32(np.uint16(np.int16(np.rint(min(max(np.float64(a), -1.0), 1.0) * 32767.0))))
+    qb = np.uint32(np.uint16(np.int16(np.rint(min(max(np.float64(b), -1.0), 1.0) * 32767.0))))
+    return qa | (qb << np.uint32(16))

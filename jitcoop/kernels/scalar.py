@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-_opts = dict(inline="always", cache=True, nogil=True, error_model="numpy")
+_opts = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_opts)

@@ -46,7 +46,9 @@ def source_fingerprint() -> str:
     """A hash of jitcoop's own code generator and kernels: new code, new cache entries."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
+    files = [p for d in ("codegen", "kernels", "spirv") for p in (root / d).rglob("*.py")]
+    files = [p for p in files if p.name not in ("asm.py", "disasm.py")]
+    for p in sorted(files):
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

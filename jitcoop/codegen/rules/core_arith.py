@@ -30,8 +30,13 @@ def _int_binary(template):
     def lower(em, ins):
         def f(s, a, ins_s):
             src = ins_s[0]
-            return template.format(a=a[0], b=a[1], T=nb_type(s), U=unsigned(src), S=signed(src),
+            expr = template.format(a=a[0], b=a[1], T=nb_type(s), U=unsigned(src), S=signed(src),
                                    W=src.width, M=src.width - 1)
+            # Casts of an operand to the type it already has only cost numba typing time.
+            for x, xs in ((a[0], ins_s[0]), (a[1], ins_s[1])):
+                if x.isidentifier():
+                    expr = expr.replace(f"{nb_type(xs)}({x})", x)
+            return expr
         _map(em, ins, f, 2)
     return lower
 

@@ -528,6 +528,12 @@ class KernelGen:
         return self._assemble(body_lines, sched_lines), self.meta
 
     def _emit_blocks(self) -> list[str]:
+        self._find_alias_loads()
+        self.stored_vars = set()
+        for b in self.ff.blocks:
+            for ins in b.instrs:
+                if ins.opname == "OpStore":
+                    self.stored_vars.add(self.var_of.get(ins.operands[0], ins.operands[0]))
         saved = self.lines
         self.lines = []
         self.indent = 0
@@ -575,6 +581,8 @@ class KernelGen:
                 names = [f"x{v}_{i}" for i in range(n_leaves(t))]
                 if init is not None:
                     src = self.vals(init)
+                elif v in self.stored_vars:
+                    continue       # numba accepts locals first assigned on some paths only
                 else:
                     src = [self.literal(0, s) for s in self.leaf_types(t)]
                 for n, s in zip(names, src):
@@ -583,6 +591,52 @@ class KernelGen:
                 p = self.ptr(v, var_ins)
                 for (s, off), e in zip(leaves(t), self.vals(init)):
                     self.line(self.store_leaf(s, f"{p.addr} + {off}", e))
+
+    def _find_alias_loads(self):
+        """Loads of promoted variables whose value can be the variable's own locals: every use is
+        later in the same block and no store to the variable comes between (saves a copy, and
+        numba typing time, per load)."""
+        var_of = {}
+        for b in self.ff.blocks:
+            for ins in b.instrs:
+                if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
+                    base = var_of.get(ins.operands[0], ins.operands[0])
+                    if base in self.promoted:
+                        var_of[ins.result] = base
+        self.var_of = var_of
+        ok = set()
+        for b in self.ff.blocks:
+            pos = {}
+            seq = b.instrs + [b.term]
+            for i, ins in enumerate(seq):
+                for x in used_ids(ins):
+                    pos.setdefault(x, []).append(i)
+            # successors' phis read values at the end of this block
+            for s in b.succs():
+                for phi in self._bmap()[s].phis if s in self._bmap() else ():
+                    for k in range(0, len(phi.operands), 2):
+                        if phi.operands[k + 1] == b.label:
+                            pos.setdefault(phi.operands[k], []).append(len(seq))
+            stores = {}
+            for i, ins in enumerate(seq):
+                if ins.opname == "OpStore":
+                    v = var_of.get(ins.operands[0], ins.operands[0])
+                    stores.setdefault(v, []).append(i)
+            for i, ins in enumerate(seq):
+                if ins.opname != "OpLoad":
+                    continue
+                v = var_of.get(ins.operands[0], ins.operands[0])
+                if v not in self.promoted:
+                    continue
+                uses = pos.get(ins.result, [])
+                total = sum(1 for u in self.users.get(ins.result, ()))
+                if len([u for u in uses if u < len(seq)]) < total:
+                    continue          # used in another block
+                last = max(uses, default=i)
+                if any(i < st <= last for st in stores.get(v, ())):
+                    continue
+                ok.add(ins.result)
+        self.alias_loads = ok
 
     def var_leaf_names(self, v: int) -> list[str]:
         t = self.var_types[v].pointee
@@ -871,7 +925,8 @@ class _UsesDefs:
         if op == "OpStore":
             v = self.var_of.get(ins.operands[0], ins.operands[0])
             if v in g.promoted:
-                uses.append(("var", v))      # a partial store keeps the rest of the variable
+                if ins.operands[0] != v:
+                    uses.append(("var", v))  # a partial store keeps the rest of the variable
                 defs.append(("var", v))
         if ins.result is not None:
             defs.append(ins.result)

@@ -50,6 +50,10 @@ class FBlock:
     def succs(self):
         return successors(self.term)
 
+    @property
+    def phis(self):
+        return [i for i in self.instrs if i.opname == "OpPhi"]
+
 
 @dataclass
 class FlatFunction:

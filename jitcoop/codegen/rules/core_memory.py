@@ -114,7 +114,10 @@ def _load(em, ins):
     rt = em.rtype(ins)
     if p.kind == "var":
         names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
-        em.define(ins, names)
+        if ins.result in em.alias_loads:
+            em.alias(ins.result, names)
+        else:
+            em.define(ins, names)
         return
     if p.kind == "builtin":
         name = em.inputs[p.var]
@@ -138,13 +141,15 @@ def _store(em, ins):
     src = em.vals(ins.operands[1])
     if p.kind == "var":
         names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
-        tmps = []
-        for s in src:                     # through temporaries: the source may read the variable
-            t = em.tmp()
-            em.line(f"{t} = {s}")
-            tmps.append(t)
-        for n, t in zip(names, tmps):
-            em.line(f"{n} = {t}")
+        if set(names) & set(src):         # the source reads the variable: go through temporaries
+            tmps = []
+            for s in src:
+                t = em.tmp()
+                em.line(f"{t} = {s}")
+                tmps.append(t)
+            src = tmps
+        for n, s in zip(names, src):
+            em.line(f"{n} = {s}")
         return
     if p.kind == "builtin":
         raise SpirvError("store to an input built-in", **ins.where())

@@ -71,6 +71,9 @@ class Ptr:
     var: int = 0              # for "var"/"builtin": the variable id
     leaf: int = 0             # first leaf within the variable
     member: object = None     # the struct Member it points at (matrix layout), when known
+    static_off: int | None = None   # offset from the root when every index is a constant
+    root_min: int | None = None     # bytes the root is known to have (checked at dispatch)
+    elem_stride: int | None = None  # a column of a row-major matrix: stride between its elements
 
 
 @dataclass
@@ -385,7 +388,8 @@ class KernelGen:
         """Code that records a failure at this site and leaves the kernel."""
         self.sites.append(Site(ins, message))
         k = len(self.sites)
-        return f"err[0] = {k}; err[1] = wg; err[2] = lane; err[3] = np.int64({detail}); return 1"
+        lane = "-1" if getattr(self, "in_hoist", False) else "lane"
+        return f"err[0] = {k}; err[1] = wg; err[2] = {lane}; err[3] = np.int64({detail}); return 1"
 
     def fail_group(self, ins: Instruction, message: str, detail: str = "0") -> str:
         self.sites.append(Site(ins, message, "group"))
@@ -410,27 +414,33 @@ class KernelGen:
             return Ptr("var", t, sc, var=v, leaf=0)
         if v in self.bindings:
             b = self.bindings[v]
-            return Ptr("mem", t, sc, addr=f"bp{b.index}", root=(f"bp{b.index}", f"bn{b.index}"))
+            return Ptr("mem", t, sc, addr=f"bp{b.index}", root=(f"bp{b.index}", f"bn{b.index}"),
+                       static_off=0, root_min=b.min_size)
         if v == self.push_var:
-            return Ptr("mem", t, sc, addr="pushp", root=("pushp", "pushn"))
+            return Ptr("mem", t, sc, addr="pushp", root=("pushp", "pushn"), static_off=0,
+                       root_min=self.meta.push_size)
         if v in self.shared:
             off = self.shared[v]
             name = f"sh{v}"
             self.prologue.append(f"{name} = shp + {off}")
-            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))))
+            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))), static_off=0,
+                       root_min=size_of(t))
         if v in self.inputs:
             return Ptr("builtin", t, sc, var=v, leaf=0)
         if v in self.frame_off:
             name = f"fv{v}"
             # The address depends on the lane: computed where the lane loop starts.
             self.lane_prologue_used.add(v)
-            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))))
+            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))), static_off=0,
+                       root_min=size_of(t))
         raise SpirvError(f"variable %{v} cannot be addressed", **ins.where())
 
     def check_range(self, ins, p: Ptr, addr: str, nbytes: int):
         """Emit the bounds check of an access of nbytes at addr."""
         if self.options.get("unchecked"):
             return
+        if p.static_off is not None and p.root_min is not None and p.static_off + nbytes <= p.root_min:
+            return          # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
             self.line(f"if {addr} < {base} or {addr} + {nbytes} > {base} + {size}:")
@@ -521,6 +531,8 @@ class KernelGen:
         self.block_index = {b.label: i for i, b in enumerate(ff.blocks)}
         self.has_collectives = any(b.collective for b in ff.blocks)
         self.meta.has_collectives = self.has_collectives
+        self._find_alias_loads()
+        self._find_uniform()
         self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
         self.spilled: dict[str, str] = {}     # leaf name -> numpy dtype string
         body_lines = self._emit_blocks()
@@ -528,7 +540,7 @@ class KernelGen:
         return self._assemble(body_lines, sched_lines), self.meta
 
     def _emit_blocks(self) -> list[str]:
-        self._find_alias_loads()
+        self.in_hoist = False
         self.stored_vars = set()
         for b in self.ff.blocks:
             for ins in b.instrs:
@@ -537,29 +549,57 @@ class KernelGen:
         saved = self.lines
         self.lines = []
         self.indent = 0
+        self._find_mergeable()
         first = True
         for b in self.ff.blocks:
+            if b.label in self.merged:
+                continue            # emitted inside its only predecessor
             idx = self.block_index[b.label]
             self.line(f"{'if' if first else 'elif'} b == {idx}:")
             first = False
             self.indent += 1
-            self.current_block = b
             if idx == 0:
+                self.current_block = b
                 self._emit_lane_init()
-            if b.collective:
-                self._emit_suspend(b)
-            else:
-                if self.has_collectives and self._is_resume(b):
-                    self._emit_reload(b)
-                for ins in b.instrs:
-                    self._emit_instruction(ins)
-                self._emit_instruction(b.term)
+            self._emit_block_body(b)
             self.indent -= 1
         self.line("else:")
         self.line("    break")
         out = self.lines
         self.lines = saved
         return out
+
+    def _emit_block_body(self, b):
+        self.current_block = b
+        if b.collective:
+            self._emit_suspend(b)
+            return
+        if self.has_collectives and self._is_resume(b):
+            self._emit_reload(b)
+        for ins in b.instrs:
+            self._emit_instruction(ins)
+        self._emit_instruction(b.term)
+
+    def _find_mergeable(self):
+        """Blocks entered only by an unconditional branch from their single predecessor are
+        emitted inline there: fewer dispatches per loop iteration, fewer cases for numba."""
+        preds = {}
+        for b in self.ff.blocks:
+            for t in set(b.succs()):
+                preds.setdefault(t, []).append(b)
+        entry = self.ff.blocks[0].label
+        self.merged = set()
+        for b in self.ff.blocks:
+            if b.term.opname != "OpBranch":
+                continue
+            t = b.term.operands[0]
+            tb = self._bmap().get(t)
+            if tb is None or t == entry or tb.collective or t == b.label:
+                continue
+            if self.has_collectives and self._is_resume(tb):
+                continue
+            if len(preds.get(t, ())) == 1:
+                self.merged.add(t)
 
     def _is_resume(self, b) -> bool:
         return b.label in self.resume_labels
@@ -591,6 +631,58 @@ class KernelGen:
                 p = self.ptr(v, var_ins)
                 for (s, off), e in zip(leaves(t), self.vals(init)):
                     self.line(self.store_leaf(s, f"{p.addr} + {off}", e))
+
+    UNIFORM_BUILTINS = ("WorkgroupId", "NumWorkgroups", "WorkgroupSize", "SubgroupSize",
+                        "SubgroupMaxSize", "NumSubgroups")
+
+    def _find_uniform(self):
+        """Values that are the same for every lane of a workgroup and cost nothing to compute
+        early: pure instructions on constants, workgroup built-ins and push constant / read-only
+        uniform buffer loads. They are computed once per workgroup, before the lane loop."""
+        from .rules import PURE
+        hoisted = set()
+        if self.options.get("no_hoist"):
+            self.hoisted = hoisted
+            return
+        readonly_roots = {self.push_var} | {v for v, b in self.bindings.items()
+                                            if b.storage == "Uniform" and not b.writable}
+        uniform_inputs = {v for v, n in self.inputs.items() if n in self.UNIFORM_BUILTINS}
+        chain_root = {}
+
+        def ok(x):
+            return (self.spec.is_const(x) or x in hoisted or x in self.bindings or x == self.push_var
+                    or x in self.shared or x in uniform_inputs)
+
+        for b in self.ff.blocks:
+            for ins in b.instrs:
+                op = ins.opname
+                if ins.result is None:
+                    continue
+                if op in ("OpAccessChain", "OpInBoundsAccessChain"):
+                    base = ins.operands[0]
+                    root = chain_root.get(base, base)
+                    if (root in self.bindings or root == self.push_var or root in self.shared
+                            or root in uniform_inputs) and all(ok(x) for x in ins.operands):
+                        hoisted.add(ins.result)
+                        chain_root[ins.result] = root
+                    continue
+                if op == "OpLoad":
+                    ptr = ins.operands[0]
+                    root = chain_root.get(ptr, ptr)
+                    if (root in readonly_roots or root in uniform_inputs) and ok(ptr):
+                        hoisted.add(ins.result)
+                    continue
+                if op == "OpExtInst":
+                    set_name = self.m.ext_imports.get(ins.operands[0], "")
+                    pure = set_name == "GLSL.std.450" and ins.operands[1] not in (35, 52)  # Modf, Frexp
+                    args = ins.operands[2:]
+                elif op in PURE:
+                    pure, args = True, [ins.operands[i] for i in id_operand_positions(ins)]
+                else:
+                    continue
+                if pure and all(ok(x) for x in args) and not isinstance(self.rtype(ins), Opaque):
+                    hoisted.add(ins.result)
+        self.hoisted = hoisted
 
     def _find_alias_loads(self):
         """Loads of promoted variables whose value can be the variable's own locals: every use is
@@ -650,9 +742,19 @@ class KernelGen:
                 return
             from ..spirv.grammar import grammar
             spec = grammar().extinst[set_name][ins.operands[1]]
-            R.EXT_RULES[(set_name, spec.opname)](self, ins, ins.operands[2:])
+            rule = lambda em, i: R.EXT_RULES[(set_name, spec.opname)](em, i, i.operands[2:])
+        else:
+            rule = R.RULES[op]
+        if ins.result in self.hoisted:
+            # Once per workgroup, before the lane loop.
+            saved, saved_indent = self.lines, self.indent
+            self.lines, self.indent, self.in_hoist = self.wg_prologue, 0, True
+            try:
+                rule(self, ins)
+            finally:
+                self.lines, self.indent, self.in_hoist = saved, saved_indent, False
             return
-        R.RULES[op](self, ins)
+        rule(self, ins)
 
     # -- branching (used by the control-flow rules) -------------------------------------------------
     def goto(self, target: int, from_label: int | None = None):
@@ -688,6 +790,9 @@ class KernelGen:
             self.line(f"{t} = {s}")
         for n, t, s in copies:
             self.line(f"{n} = {t}")
+        if target in getattr(self, "merged", ()):
+            self._emit_block_body(tb)
+            return
         self.line(f"b = {self.block_index[target]}")
 
     def _bmap(self):
@@ -810,7 +915,7 @@ class KernelGen:
 
     def coll_operand(self, vid) -> list[str]:
         """Per-lane array expressions (indexable by [l]) for a collective's operand."""
-        if self.spec.is_const(vid) or vid in self.m.defs:
+        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
             return [f"{c}" for c in self.vals(vid)]          # uniform: used without [l]
         names = self.item_names(vid)
         for n in names:
@@ -899,7 +1004,7 @@ class _UsesDefs:
             return None
         if x in self.var_of:
             return None
-        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types:
+        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types or x in getattr(g, "hoisted", ()):
             return None
         if x not in g.ff.type_of:
             return None       # labels, functions

@@ -44,7 +44,7 @@ __all__ = [
     "to_e4m3_bits", "from_e4m3_bits", "to_e5m2_bits", "from_e5m2_bits",
 ]
 
-_JIT = dict(inline="always", cache=True)
+_JIT = dict(cache=True)
 
 
 # -- bit casts ------------------------------------------------------------------------------------

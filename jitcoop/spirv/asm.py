@@ -6,12 +6,14 @@ Ids are written `%name` or `%12`. Numeric ids keep their number (like `spirv-as
 --preserve-numeric-ids`); named ids get the lowest numbers not taken by a numeric id, in order of
 first appearance, so text without numeric ids assembles exactly as `spirv-as` does. Numeric literals
 take their width and signedness from the type they belong to (the result type of OpConstant, the
-selector of OpSwitch).
+selector of OpSwitch). Floats read as spirv-as reads them: decimals to nearest for 32 and 64 bits,
+and for narrower types (float16, bfloat16, fp8) as a 32-bit float then truncated toward zero; hex
+floats (`0x1.8p+3`) truncated toward zero.
 
 Beyond `spirv-as`: enumerants and ext-instruction numbers may be written as numbers (the
 disassembler prints unknown values that way); `inf`, `-inf` and `nan` are accepted for floats; the
-`; Version:` and `; Generator:` header comments that the disassembler writes set the header words,
-so disassembled text reassembles to the same module.
+`; Version:`, `; Generator:` and `; Bound:` header comments that the disassembler writes set the
+header words, so disassembled text reassembles to the same module.
 
 Every problem is a SpirvError whose message starts with `line N:`.
 """
@@ -68,7 +70,7 @@ def _read_string(text: str, start: int, line: int) -> tuple[str, int, int]:
     As in spirv-as, a backslash takes the next character literally (`\\"` is a quote, `\\n` an n).
     """
     out = []
-    i = start + 1
+    i, first_line = start + 1, line
     while i < len(text):
         c = text[i]
         if c == "\\" and i + 1 < len(text):
@@ -80,7 +82,7 @@ def _read_string(text: str, start: int, line: int) -> tuple[str, int, int]:
             line += 1
         out.append(c)
         i += 1
-    raise _error(line, "unterminated string literal")
+    raise _error(first_line, "unterminated string literal")
 
 
 def tokenize(text: str) -> tuple[list[Token], list[str]]:
@@ -141,7 +143,7 @@ def int_words(text: str, width: int, signed: bool) -> list[int]:
     kind = f"{width}-bit {'signed' if signed else 'unsigned'} integer"
     if value < 0:
         if not signed:
-            raise ValueError(f"cannot put a negative number in an {kind}")
+            raise ValueError(f"cannot put a negative number in a {kind}")
         if value < -(1 << (width - 1)):
             raise ValueError(f"{text} does not fit in a {kind}")
     elif value >= (1 << (width - (0 if is_hex or not signed else 1))):
@@ -179,7 +181,14 @@ class FloatFormat:
 
     @property
     def nan(self) -> int:
-        return self.exp_mask | (1 << (self.mant_bits - 1)) if self.ieee else self.exp_mask | ((1 << self.mant_bits) - 1)
+        """The default NaN: quiet (top fraction bit) for IEEE formats, all ones for E4M3."""
+        quiet = 1 << (self.mant_bits - 1) if self.ieee else (1 << self.mant_bits) - 1
+        return self.exp_mask | quiet
+
+    @property
+    def max_finite(self) -> int:
+        """The bits of the largest finite value."""
+        return (self.exp_mask if self.ieee else self.nan) - 1
 
 
 FLOAT_FORMATS = {
@@ -220,6 +229,17 @@ def round_to_format(v: Fraction, fmt: FloatFormat, truncate: bool = False) -> in
     return bits
 
 
+_F32 = FLOAT_FORMATS[(32, None)]
+
+
+def float_value(bits: int, fmt: FloatFormat) -> Fraction:
+    """The exact value of finite, non-negative `bits` (no sign bit, not inf or NaN)."""
+    exp, frac = bits >> fmt.mant_bits, bits & ((1 << fmt.mant_bits) - 1)
+    if exp:
+        frac |= 1 << fmt.mant_bits
+    return frac * Fraction(2) ** (max(exp, 1) - fmt.bias - fmt.mant_bits)
+
+
 def _hex_float_bits(m: re.Match, fmt: FloatFormat) -> int:
     """A hex float, as spirv-as reads it: truncated toward zero; an exponent past the largest
     gives the all-ones exponent with the fraction bits kept (how spirv-dis writes inf and NaN)."""
@@ -229,15 +249,16 @@ def _hex_float_bits(m: re.Match, fmt: FloatFormat) -> int:
         raise ValueError("a hex float needs at least one digit")
     mantissa = int(int_digits + frac_digits, 16)
     v = Fraction(mantissa, 16 ** len(frac_digits)) * Fraction(2) ** int(exp)
-    if v != 0 and _floor_log2(v) > fmt.emax:
+    out_of_range = ValueError(f"{m.group(0)} is out of range for a {fmt.width}-bit float")
+    e = _floor_log2(v) if v else 0
+    if e > fmt.emax:
         if not fmt.ieee:
-            raise ValueError("out of range")
-        frac = v / Fraction(2) ** _floor_log2(v) - 1            # the bits after the leading 1
-        payload = (frac * (1 << fmt.mant_bits)).__floor__()
-        return fmt.exp_mask | payload
+            raise out_of_range
+        frac = v / Fraction(2) ** e - 1                         # the bits after the leading 1
+        return fmt.exp_mask | (frac.numerator << fmt.mant_bits) // frac.denominator
     bits = round_to_format(v, fmt, truncate=True)
     if bits is None:
-        raise ValueError("out of range")
+        raise out_of_range
     return bits
 
 
@@ -257,7 +278,16 @@ def float_bits(text: str, fmt: FloatFormat) -> int:
     m = _DEC_FLOAT.match(text)
     if m is None:
         raise ValueError(f"invalid float literal {text!r}")
-    bits = round_to_format(Fraction(m.group(2)), fmt)
+    value = Fraction(m.group(2))
+    if fmt.width < 32:
+        # As spirv-as does: read as a 32-bit float (to nearest), then truncate that toward zero.
+        # A format without infinity (E4M3) takes nothing past its largest value.
+        b32 = round_to_format(value, _F32)
+        v32 = None if b32 is None else float_value(b32, _F32)
+        too_big = v32 is None or (not fmt.ieee and v32 > float_value(fmt.max_finite, fmt))
+        bits = None if too_big else round_to_format(v32, fmt, truncate=True)
+    else:
+        bits = round_to_format(value, fmt)
     if bits is None:
         raise ValueError(f"{text} is out of range for a {fmt.width}-bit float")
     return sign | bits
@@ -302,6 +332,7 @@ class _Inst:
 _ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
 _GENERATOR_LINE = re.compile(r";\s*Generator:\s*(.*?);\s*(\d+)\s*$")
 _VERSION_LINE = re.compile(r";\s*Version:\s*(\d+)\.(\d+)\s*$")
+_BOUND_LINE = re.compile(r";\s*Bound:\s*(\d+)\s*$")
 _UNKNOWN_TOOL = re.compile(r"Unknown\((\d+)\)$")
 
 
@@ -316,7 +347,8 @@ class _Assembler:
             self.preserved = {int(t.text[1:]) for t in tokens
                               if t.kind == "word" and re.fullmatch(r"%[0-9]+", t.text)}
         self.next_id = 1
-        self.first_use: dict[int, tuple[int, str]] = {}   # id -> (line, text) where first seen
+        self.first_use: dict[int, tuple] = {}   # id -> (line, text, opname) where first seen
+        self.current_op: str | None = None
         self.defined: dict[int, int] = {}                 # id -> line of its definition
         self.scalars: dict[int, _Scalar] = {}             # type id -> literal shape
         self.value_types: dict[int, int] = {}             # result id -> its type id
@@ -364,16 +396,16 @@ class _Assembler:
                 self.next_id += 1
             n = self.names[name] = self.next_id
             self.next_id += 1
-        self.first_use.setdefault(n, (t.line, t.text))
+        self.first_use.setdefault(n, (t.line, t.text, self.current_op))
         return n
 
     # -- instructions -----------------------------------------------------------------------
     def run(self) -> None:
         while self.peek() is not None:
             self.instruction()
-        for n, (line, text) in sorted(self.first_use.items(), key=lambda kv: kv[1][0]):
+        for n, (line, text, opname) in sorted(self.first_use.items(), key=lambda kv: kv[1][0]):
             if n not in self.defined:
-                raise _error(line, f"{text} is used but never defined")
+                raise _error(line, f"{text} is used but never defined", opname)
 
     def instruction(self) -> None:
         result_token = None
@@ -382,15 +414,14 @@ class _Assembler:
             self.take("=")
         t = self.take("an instruction")
         if t.kind != "word" or not t.text.startswith("Op"):
-            raise _error(t.line, f"expected an instruction (OpName), found {_show(t)}")
+            raise _error(t.line, f"expected an instruction (Op...), found {_show(t)}")
         spec = self.lookup_opcode(t)
         ins = _Inst(spec, t.line, result_token)
         if result_token is not None and not spec.has_result:
-            raise _error(t.line, f"{spec.opname} has no result id; remove "
-                         f"'{result_token.text} ='", spec.opname)
+            raise _error(t.line, f"has no result id; remove '{result_token.text} ='", spec.opname)
         if result_token is None and spec.has_result:
-            raise _error(t.line, f"{spec.opname} needs a result id: write %name = {t.text} ...",
-                         spec.opname)
+            raise _error(t.line, f"needs a result id: write %name = {t.text} ...", spec.opname)
+        self.current_op = spec.opname
         try:
             self.operands(ins, list(spec.operands))
         except SpirvError as e:
@@ -441,6 +472,8 @@ class _Assembler:
 
     # -- operands ---------------------------------------------------------------------------
     def operands(self, ins: _Inst, specs: list[OperandSpec]) -> None:
+        """Assemble operands as `specs` say; optional and repeated ones end at the next
+        instruction."""
         i = 0
         while i < len(specs):
             o = specs[i]
@@ -448,15 +481,12 @@ class _Assembler:
             if o.quantifier == "*":
                 while not self.at_instruction_end():
                     self.operand(ins, o)
-            elif o.quantifier == "?":
-                if not self.at_instruction_end():
-                    tail = self.operand(ins, o)
-                    if tail is not None:
-                        specs[i:] = tail
-            else:
-                tail = self.operand(ins, o)
-                if tail is not None:                 # OpExtInst, OpSpecConstantOp: the rest of the
-                    specs[i:] = tail                 # operands follow another instruction's grammar
+                continue
+            if o.quantifier == "?" and self.at_instruction_end():
+                continue
+            tail = self.operand(ins, o)
+            if tail is not None:        # OpExtInst, OpSpecConstantOp: the operands after this one
+                specs[i:] = tail        # follow the grammar of the instruction it names
 
     def operand(self, ins: _Inst, o: OperandSpec):
         """Assemble one operand into ins.words. Returns the operand specs that replace the rest of
@@ -466,6 +496,8 @@ class _Assembler:
             ins.result = self.id_number(ins.result_token)
             ins.words.append(ins.result)
             return None
+        if self.at_instruction_end():
+            raise _error(ins.line, f"missing operand '{o.name or k}'")
         t = self.take(f"operand '{o.name or k}'")
         if k == "IdResultType":
             ins.result_type = self.id_number(t)
@@ -482,7 +514,7 @@ class _Assembler:
         elif k == "LiteralInteger":
             ins.words.extend(self.literal(t, lambda s: int_words(s, 32, False)))
         elif k == "LiteralFloat":
-            ins.words.extend(self.literal(t, lambda s: float_words(s, FLOAT_FORMATS[(32, None)])))
+            ins.words.extend(self.literal(t, lambda s: float_words(s, _F32)))
         elif k == "LiteralContextDependentNumber":
             ins.words.extend(self.typed_number(t, ins.result_type, "result type"))
         elif k == "LiteralExtInstInteger":
@@ -494,7 +526,8 @@ class _Assembler:
             ins.words.append(self.id_number(self.take("a label id")))
         elif k == "PairIdRefLiteralInteger":
             ins.words.append(self.id_number(t))
-            ins.words.extend(self.literal(self.take("a literal integer"), lambda s: int_words(s, 32, False)))
+            literal = self.take("a literal integer")
+            ins.words.extend(self.literal(literal, lambda s: int_words(s, 32, False)))
         elif k == "PairIdRefIdRef":
             ins.words.append(self.id_number(t))
             ins.words.append(self.id_number(self.take("an id")))
@@ -574,7 +607,7 @@ class _Assembler:
         follow that opcode's grammar, less its result type and result."""
         spec = None
         if t.kind == "word":
-            spec = self.g.by_name.get("Op" + t.text) or self.g.by_name.get(t.text)
+            spec = self.g.by_name.get("Op" + t.text)
             parsed = parse_int(t.text)
             if spec is None and parsed is not None:
                 spec = self.g.by_opcode.get(parsed[0])
@@ -593,19 +626,21 @@ def _words_string(words: list[int]) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _header_fields(comments: list[str]) -> tuple[tuple | None, int | None]:
-    """The version and generator written in a disassembler's header comments, where present."""
+def _header_fields(comments: list[str]) -> tuple[tuple | None, int | None, int]:
+    """The version, generator and bound written in a disassembler's header comments (None, None
+    and 0 where absent)."""
     version = generator = None
+    bound = 0
     for c in comments:
-        m = _VERSION_LINE.match(c)
-        if m:
+        if m := _VERSION_LINE.match(c):
             version = (int(m.group(1)), int(m.group(2)))
-        m = _GENERATOR_LINE.match(c)
-        if m:
+        elif m := _GENERATOR_LINE.match(c):
             tool = _generator_tool(m.group(1))
             if tool is not None:
                 generator = (tool << 16) | int(m.group(2))
-    return version, generator
+        elif m := _BOUND_LINE.match(c):
+            bound = int(m.group(1))
+    return version, generator, bound
 
 
 def _generator_tool(name: str) -> int | None:
@@ -625,16 +660,18 @@ def assemble(text: str, *, version: tuple[int, int] | None = None, generator: in
 
     `version` (major, minor) and `generator` set the header; by default they come from the
     `; Version:` / `; Generator:` comments at the top of the text, else SPIR-V 1.6 and the
-    SPIRV-Tools assembler's id. The id bound is one more than the largest id.
+    SPIRV-Tools assembler's id. The id bound is one more than the largest id, or the `; Bound:`
+    of the header comments if that is larger (a module whose bound has room to spare then
+    reassembles to the same words).
     """
     g = grammar()
     tokens, header = tokenize(text)
-    head_version, head_generator = _header_fields(header)
+    head_version, head_generator, head_bound = _header_fields(header)
     version = version or head_version or DEFAULT_VERSION
     generator = generator if generator is not None else (
         head_generator if head_generator is not None else DEFAULT_GENERATOR)
     a = _Assembler(g, tokens, preserve_numeric_ids)
     a.run()
-    bound = max(a.defined, default=0) + 1
+    bound = max(max(a.defined, default=0) + 1, head_bound)
     header_words = [MAGIC, (version[0] << 16) | (version[1] << 8), generator, bound, 0]
     return struct.pack(f"<{5 + len(a.words)}I", *header_words, *a.words)

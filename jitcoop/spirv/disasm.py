@@ -8,15 +8,14 @@ The text reassembles with `jitcoop.spirv.asm.assemble`; without friendly names, 
 from __future__ import annotations
 
 import functools
-import math
 import re
-import struct
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ..errors import SpirvError
-from .asm import FLOAT_FORMATS, FloatFormat, float_bits
-from .grammar import Grammar, OperandSpec, grammar
+from .asm import FLOAT_FORMATS, FloatFormat, float_bits, float_value
+from .grammar import Grammar, grammar
 from .reader import Header, Instruction, _Decoder, read_words
 
 _ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
@@ -98,16 +97,31 @@ def format_float(bits: int, fmt: FloatFormat) -> str:
         pad = -fmt.mant_bits % 4
         digits = f"{(mag & mant_mask) << pad:0{(fmt.mant_bits + pad) // 4}x}".rstrip("0")
         return f"{sign}0x1{'.' + digits if digits else ''}p+{fmt.emax + 1}"
-    exp = mag >> fmt.mant_bits
-    frac = mag & mant_mask
-    value = math.ldexp(frac if exp == 0 else frac | (1 << fmt.mant_bits),
-                       max(exp, 1) - fmt.bias - fmt.mant_bits)
-    x = -value if sign else value
+    x = float(float_value(mag, fmt))              # exact: every format here fits a double
+    for text in _decimal_candidates(-x if sign else x):
+        if _reads_as(text, fmt, bits):
+            # Python's layout of the same value (0.1, 65504.0, 1e-30) where that reads back too.
+            pretty = repr(float(text))
+            return pretty if _reads_as(pretty, fmt, bits) else str(Decimal(text).normalize()).lower()
+    raise AssertionError("17 digits identify every double")
+
+
+def _decimal_candidates(x: float):
+    """Decimals near x, shortest first: for each number of digits, the nearest one, then the
+    next one away from zero (the one that reads back where reading truncates: narrow floats)."""
     for digits in range(1, 18):
-        text = "%.*g" % (digits, x)
-        if float_bits(text, fmt) == bits:
-            return text
-    return repr(x)            # unreachable: 17 digits identify every double
+        text = "%.*e" % (digits - 1, x)
+        yield text
+        mant, exp = text.split("e")
+        n = int(mant.lstrip("-").replace(".", "")) + 1
+        yield f"{'-' if mant.startswith('-') else ''}{n}e{int(exp) - digits + 1}"
+
+
+def _reads_as(text: str, fmt: FloatFormat, bits: int) -> bool:
+    try:
+        return float_bits(text, fmt) == bits
+    except ValueError:        # a short candidate can round past the largest finite value
+        return False
 
 
 def format_int(value: int, width: int, signed: bool) -> str:
@@ -191,7 +205,7 @@ def _operand_pairs(g: Grammar, ins: Instruction, ctx: Context) -> list[tuple]:
     if ins.opcode == _OP_SPEC_CONSTANT_OP and len(ins.words) >= 4:
         spec = g.by_opcode.get(ins.words[3])
         if spec is None:
-            return [(w, "LiteralInteger") for w in ins.words[3:4]] + [(w, "IdRef") for w in ins.words[4:]]
+            return [(ins.words[3], "LiteralInteger")] + [(w, "IdRef") for w in ins.words[4:]]
         specs = [o for o in spec.operands if o.kind not in ("IdResultType", "IdResult")]
         return [(spec.opname[2:], "text")] + _tail(g, specs, ins, 4)
     if ins.opname == "OpSwitch" and ops:

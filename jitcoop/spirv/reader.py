@@ -120,8 +120,26 @@ class _Decoder:
             ins.operands.append(v); ins.kinds.append(k)
             return i + n
         if k == "LiteralSpecConstantOpInteger":
-            ins.operands.append(words[i]); ins.kinds.append(k)
-            return i + 1
+            # The opcode of the folded instruction, then that instruction's own operands.
+            op = words[i]
+            ins.operands.append(op); ins.kinds.append(k)
+            i += 1
+            spec = self.g.by_opcode.get(op)
+            if spec is None:
+                raise SpirvError(f"OpSpecConstantOp names unknown opcode {op}", offset=ins.offset,
+                                 opname=ins.opname, result_id=ins.result)
+            for o in spec.operands:
+                if o.kind in ("IdResultType", "IdResult"):
+                    continue
+                if o.quantifier == "*":
+                    while i < len(words):
+                        i = self.operand(ins, o, words, i)
+                elif o.quantifier == "?":
+                    if i < len(words):
+                        i = self.operand(ins, o, words, i)
+                else:
+                    i = self.operand(ins, o, words, i)
+            return i
         if k == "PairLiteralIntegerIdRef":
             # OpSwitch: the literal is as wide as the selector (two words for 64-bit selectors).
             t = self.id_types.get(ins.operands[0]) if ins.operands else None

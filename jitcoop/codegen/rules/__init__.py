@@ -35,5 +35,21 @@ def collective(*names):
     return deco
 
 
+# Instructions without side effects whose result depends only on their operands: the generator
+# may compute them once per workgroup when the operands are uniform.
+PURE: set = set()
+
+
+def pure(*names):
+    PURE.update(names)
+
+
 def load_all():
     from . import core_arith, core_composite, core_control, core_memory, core_atomic, core_subgroup, glsl_std450  # noqa: F401
+    if not PURE:
+        # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers
+        # whose metadata the generator tracks where they stand, so they stay in place.
+        for name, fn in RULES.items():
+            if fn.__module__.endswith((".core_arith", ".core_composite")) and name not in (
+                    "OpCopyObject", "OpCopyLogical", "OpSelect", "OpBitcast"):
+                PURE.add(name)

@@ -55,7 +55,7 @@ def _access_chain(em, ins):
     const_off = 0
     t = base.pointee
     member = base.member
-    elem_stride = None
+    elem_stride = base.elem_stride
     if ins.opname.startswith(("OpPtr", "OpInBoundsPtr")):
         e = idx.pop(0)
         bt = em.value_type(ins.operands[0])
@@ -98,8 +98,9 @@ def _access_chain(em, ins):
     expr = " + ".join([base.addr] + terms + ([str(const_off)] if const_off else []))
     name = f"v{ins.result}"
     em.line(f"{name} = {expr}")
-    p = Ptr("mem", rt.pointee, rt.storage, addr=name, root=base.root, member=member)
-    p.elem_stride = elem_stride
+    static = base.static_off + const_off if base.static_off is not None and not terms else None
+    p = Ptr("mem", rt.pointee, rt.storage, addr=name, root=base.root, member=member,
+            static_off=static, root_min=base.root_min, elem_stride=elem_stride)
     define_ptr(em, ins.result, p)
 
 
@@ -126,7 +127,7 @@ def _load(em, ins):
         return
     if isinstance(rt, Opaque):
         raise SpirvError(f"loading a {rt.opname} is not supported yet", **ins.where())
-    es = getattr(p, "elem_stride", None)
+    es = p.elem_stride
     lv = _leaves(rt, p.member, es)
     em.check_range(ins, p, p.addr, _span(rt, p.member, es))
     exprs = [em.load_leaf(s, f"{p.addr} + {off}" if off else p.addr) for s, off in lv]
@@ -156,7 +157,7 @@ def _store(em, ins):
     if p.storage in ("Uniform", "PushConstant") and not _writable(em, p):
         raise SpirvError(f"store to read-only {p.storage} memory", **ins.where())
     t = p.pointee
-    es = getattr(p, "elem_stride", None)
+    es = p.elem_stride
     lv = _leaves(t, p.member, es)
     em.check_range(ins, p, p.addr, _span(t, p.member, es))
     for (s, off), v in zip(lv, src):
@@ -182,8 +183,8 @@ def _copy_memory(em, ins):
 def _read(em, ins, p):
     if p.kind == "var":
         return em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
-    lv = _leaves(p.pointee, p.member, getattr(p, "elem_stride", None))
-    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, getattr(p, "elem_stride", None)))
+    lv = _leaves(p.pointee, p.member, p.elem_stride)
+    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
     out = []
     for s, off in lv:
         t = em.tmp()
@@ -197,8 +198,8 @@ def _write(em, ins, p, vals):
         for n, v in zip(em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)], vals):
             em.line(f"{n} = {v}")
         return
-    lv = _leaves(p.pointee, p.member, getattr(p, "elem_stride", None))
-    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, getattr(p, "elem_stride", None)))
+    lv = _leaves(p.pointee, p.member, p.elem_stride)
+    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
     for (s, off), v in zip(lv, vals):
         em.line(em.store_leaf(s, f"{p.addr} + {off}", v))
 

@@ -119,6 +119,8 @@ def _load(em, ins):
             em.alias(ins.result, names)
         else:
             em.define(ins, names)
+        if isinstance(rt, Pointer):       # a physical pointer kept in a Function variable
+            em.ptrs[ins.result] = Ptr("mem", rt.pointee, rt.storage, addr=em.names[ins.result][0], root=None)
         return
     if p.kind == "builtin":
         name = em.inputs[p.var]

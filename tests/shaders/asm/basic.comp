@@ -1,4 +1,6 @@
 #version 460
+// Test data for tests/test_asm.py, compiled with glslang 16.6:
+//   glslang -V --target-env vulkan1.3 basic.comp -o basic.spv
 // Core compute features: buffers, push and spec constants, shared memory, barriers,
 // loops, a switch, atomics, GLSL.std.450 calls and constants of several widths.
 #extension GL_EXT_shader_explicit_arithmetic_types : require

@@ -1,4 +1,6 @@
 #version 460
+// Test data for tests/test_asm.py, compiled with glslang 16.6:
+//   glslang -V --target-env vulkan1.3 coopmat2_nv.comp -o coopmat2_nv.spv
 // NV cooperative matrix 2: tensor layouts and views, decode functions (scalar and vector),
 // reductions, per-element operations, transpose and use conversion.
 #extension GL_KHR_memory_scope_semantics : require

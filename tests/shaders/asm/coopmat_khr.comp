@@ -1,4 +1,6 @@
 #version 460
+// Test data for tests/test_asm.py, compiled with glslang 16.6:
+//   glslang -V --target-env vulkan1.3 coopmat_khr.comp -o coopmat_khr.spv
 // KHR cooperative matrix: load, multiply-add with saturation, store; a float16 matrix.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require

@@ -1,4 +1,6 @@
 #version 460
+// Test data for tests/test_asm.py, compiled with glslang 16.6:
+//   glslang -V --target-env vulkan1.3 coopvec_nv.comp -o coopvec_nv.spv
 // NV cooperative vectors: load, matrix-vector multiply(-add), outer product and reduce-sum.
 #extension GL_NV_cooperative_vector : require
 #extension GL_KHR_memory_scope_semantics : require

@@ -1,5 +1,7 @@
 #version 450
-// Compiled with -gVS: NonSemantic.Shader.DebugInfo.100 instructions and the source text in
+// Test data for tests/test_asm.py, compiled with glslang 16.6:
+//   glslang -V -gVS --target-env vulkan1.1 debuginfo.comp -o debuginfo.spv
+// -gVS: NonSemantic.Shader.DebugInfo instructions and the source text in
 // OpSource (a string with newlines, quotes and backslashes: "a\b"), plus debugPrintfEXT.
 #extension GL_EXT_debug_printf : require
 

@@ -182,44 +182,17 @@ class Kernel:
         cancel = np.zeros(1, np.int64)
         errs = [np.zeros(8, np.int64) for _ in range(nthreads)]
         t0 = time.perf_counter()
-        fn = self._fn
-        if nthreads == 1:
-            fn(0, nwg, grid_a, bind_a, push_arr, scratch[0][2], table, errs[0], cancel)
-        else:
-            chunk = max(1, nwg // (nthreads * 8))
-            counter = [0]
-            lock = threading.Lock()
-
-            def work(t):
-                while True:
-                    with lock:
-                        s = counter[0]
-                        counter[0] = s + chunk
-                    if s >= nwg or cancel[0]:
-                        return
-                    if fn(s, min(nwg, s + chunk), grid_a, bind_a, push_arr, scratch[t][2], table,
-                          errs[t], cancel):
-                        cancel[0] = 2        # stop the other threads: the dispatch has failed
-                        return
-            ths = [threading.Thread(target=work, args=(t,)) for t in range(nthreads)]
-            for th in ths:
-                th.start()
-            if timeout is not None:
-                deadline = time.perf_counter() + timeout
-                for th in ths:
-                    th.join(max(0.0, deadline - time.perf_counter()))
-                if any(th.is_alive() for th in ths):
-                    cancel[0] = 1
-            for th in ths:
-                th.join()
+        self._run_threads(nwg, nthreads, grid_a, bind_a, push_arr, scratch, table, errs, cancel, timeout)
         run = time.perf_counter() - t0
         failed = [e for e in errs if e[0] > 0]
-        if failed or cancel[0] == 1:
+        if failed or cancel[0] in (1, 3):
             for view, snap in snapshots:
                 view[:] = snap
             if failed:
                 e = min(failed, key=lambda e: e[1])
                 raise self._execution_error(e, grid)
+            if cancel[0] == 3:
+                raise KeyboardInterrupt("dispatch interrupted; the buffers were restored")
             raise ExecutionError(f"the dispatch ran longer than its timeout of {timeout} s and was "
                                  "cancelled; the buffers were restored")
         for dst, src in writebacks:
@@ -229,6 +202,43 @@ class Kernel:
         self._reported_compile = True
         del keep
         return rep
+
+    def _run_threads(self, nwg, nthreads, grid_a, bind_a, push_arr, scratch, table, errs, cancel,
+                     timeout):
+        """Run the workgroups on worker threads (numba code releases the GIL). The calling thread
+        only waits, so a timeout or Ctrl-C can set the cancel flag the kernels poll at every loop
+        back edge. cancel: 1 timeout, 2 a worker failed, 3 interrupted."""
+        fn = self._fn
+        chunk = max(1, nwg // (nthreads * 8))
+        counter = [0]
+        lock = threading.Lock()
+
+        def work(t):
+            while True:
+                with lock:
+                    s = counter[0]
+                    counter[0] = s + chunk
+                if s >= nwg or cancel[0]:
+                    return
+                if fn(s, min(nwg, s + chunk), grid_a, bind_a, push_arr, scratch[t][2], table,
+                      errs[t], cancel):
+                    if cancel[0] == 0:
+                        cancel[0] = 2        # stop the other threads: the dispatch has failed
+                    return
+        ths = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(nthreads)]
+        for th in ths:
+            th.start()
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        try:
+            for th in ths:
+                while th.is_alive():
+                    th.join(0.05)
+                    if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
+                        cancel[0] = 1
+        except KeyboardInterrupt:
+            cancel[0] = 3
+            for th in ths:
+                th.join()
 
     def _bind(self, bindings):
         meta = self.meta

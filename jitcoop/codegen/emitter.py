@@ -793,6 +793,11 @@ class KernelGen:
         if target in getattr(self, "merged", ()):
             self._emit_block_body(tb)
             return
+        if self.block_index[target] <= self.block_index[self.current_block.label]:
+            # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, or another
+            # thread's failure) is this check.
+            self.line("if cancel[0] != 0:")
+            self.line("    err[0] = -1; err[1] = wg; err[2] = lane; return 1")
         self.line(f"b = {self.block_index[target]}")
 
     def _bmap(self):

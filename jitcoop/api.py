@@ -312,8 +312,8 @@ class Kernel:
         wgid = (wg % grid[0], (wg // grid[0]) % grid[1], wg // (grid[0] * grid[1]))
         lane = int(e[2]) if e[2] >= 0 else None
         msg = site.message
-        if "{d" in msg:
-            msg = msg.format(d=int(e[3]))
+        if "{" in msg:
+            msg = msg.format(d=int(e[3]), e=int(e[4]))
         ins = site.ins
         return ExecutionError(msg, offset=ins.offset, opname=ins.opname, result_id=ins.result,
                               workgroup=wgid, lane=lane)

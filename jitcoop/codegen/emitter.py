@@ -384,12 +384,14 @@ class KernelGen:
         return [s for s, _ in leaves(t)]
 
     # -- failure sites ----------------------------------------------------------------------------
-    def fail(self, ins: Instruction, message: str, detail: str = "0") -> str:
-        """Code that records a failure at this site and leaves the kernel."""
+    def fail(self, ins: Instruction, message: str, detail: str = "0", detail2: str = "0") -> str:
+        """Code that records a failure at this site and leaves the kernel. The message may use
+        {d} and {e}: the runtime values of `detail` and `detail2`."""
         self.sites.append(Site(ins, message))
         k = len(self.sites)
         lane = "-1" if getattr(self, "in_hoist", False) else "lane"
-        return f"err[0] = {k}; err[1] = wg; err[2] = {lane}; err[3] = np.int64({detail}); return 1"
+        return (f"err[0] = {k}; err[1] = wg; err[2] = {lane}; err[3] = np.int64({detail}); "
+                f"err[4] = np.int64({detail2}); return 1")
 
     def fail_group(self, ins: Instruction, message: str, detail: str = "0") -> str:
         self.sites.append(Site(ins, message, "group"))
@@ -445,9 +447,9 @@ class KernelGen:
             base, size = p.root
             self.line(f"if {addr} < {base} or {addr} + {nbytes} > {base} + {size}:")
             self.indent += 1
-            self.line(self.fail(ins, f"out-of-bounds access of {nbytes} bytes at byte offset {{d}} of "
-                                     f"a {size if size.isdigit() else ''}{' byte ' if size.isdigit() else ''}"
-                                     f"object", f"{addr} - {base}"))
+            self.line(self.fail(ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
+                                     f"{self.root_desc(base)}, which has {{e}} bytes",
+                                f"{addr} - {base}", size))
             self.indent -= 1
         else:
             self.line(f"if not in_ranges(ranges, {addr}, {nbytes}):")
@@ -455,6 +457,19 @@ class KernelGen:
             self.line(self.fail(ins, "access through a pointer that is outside every buffer "
                                      "(address {d:#x})", addr))
             self.indent -= 1
+
+    def root_desc(self, base: str) -> str:
+        """Words for the object a root address expression names (for error messages)."""
+        if base.startswith("bp"):
+            b = self.meta.bindings[int(base[2:])]
+            return f"binding (set {b.set}, binding {b.binding}) '{b.name}'"
+        if base == "pushp":
+            return "the push constants"
+        if base.startswith("sh"):
+            return f"workgroup variable '{self.m.name_of(int(base[2:]))}'"
+        if base.startswith("fv"):
+            return f"variable '{self.m.name_of(int(base[2:]))}'"
+        return "its object"
 
     def load_leaf(self, s, addr: str) -> str:
         if s.kind == "bool":
@@ -537,6 +552,7 @@ class KernelGen:
         self.spilled: dict[str, str] = {}     # leaf name -> numpy dtype string
         body_lines = self._emit_blocks()
         sched_lines = self._emit_scheduler() if self.has_collectives else []
+        self.meta.sites = self.sites
         return self._assemble(body_lines, sched_lines), self.meta
 
     def _emit_blocks(self) -> list[str]:

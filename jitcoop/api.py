@@ -162,8 +162,8 @@ class Kernel:
         bind, keep, writebacks, snapshots = self._bind(bindings)
         push_arr = self._push(push)
         phys = []
-        if meta.uses_physical or meta.writes_physical:
-            for b in self.device.memory.buffers():
+        for b in self.device.memory.buffers():
+            if True:
                 phys.append((b.address, b.nbytes))
                 if meta.writes_physical:
                     snapshots.append((b.bytes, b.bytes.copy()))

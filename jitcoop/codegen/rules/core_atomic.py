@@ -17,6 +17,8 @@ def _target(em, ins):
         raise SpirvError("atomic on a non-scalar", **ins.where())
     em.check_range(ins, p, p.addr, s.size)
     em.meta.has_atomics = True
+    if p.root is None:
+        em.meta.writes_physical = True
     return p, s
 
 

@@ -90,7 +90,11 @@ class Module:
     def _check_instructions(self):
         from .codegen import rules as R
         from .spirv.grammar import grammar
+        from .runtime.capabilities import SUPPORTED_CAPABILITIES
         R.load_all()
+        for c in self.spirv.capabilities:
+            if c not in SUPPORTED_CAPABILITIES:
+                raise SpirvError(f"capability {c} is not supported by jitcoop")
         for f in self.spirv.functions.values():
             for b in f.blocks:
                 for ins in b.instrs + [b.term]:

@@ -774,34 +774,28 @@ class KernelGen:
 
     # -- branching (used by the control-flow rules) -------------------------------------------------
     def goto(self, target: int, from_label: int | None = None):
-        """Emit the phi copies for the edge to `target` and the state change."""
+        """Emit the phi copies for the edge to `target`, then the block change (or the target
+        itself, when it is merged into its only predecessor)."""
         from_label = self.current_block.label if from_label is None else from_label
-        tb = self.ff.block_map_cache().get(target) if hasattr(self.ff, "block_map_cache") else None
         tb = self._bmap().get(target)
         if tb is None:
             raise SpirvError(f"branch to %{target}, which is not a block of this function",
                              **self.current_block.term.where())
-        phis = [i for i in tb.instrs if i.opname == "OpPhi"]
         copies = []
-        for phi in phis:
-            src = None
-            for i in range(0, len(phi.operands), 2):
-                if phi.operands[i + 1] == from_label:
-                    src = phi.operands[i]
+        for phi in tb.phis:
+            src = next((phi.operands[i] for i in range(0, len(phi.operands), 2)
+                        if phi.operands[i + 1] == from_label), None)
             if src is None:
                 raise SpirvError(f"OpPhi has no value for the edge from %{from_label}", **phi.where())
-            if self.value_type(phi.result) is not None and isinstance(self.value_type(phi.result), Pointer):
+            if isinstance(self.rtype(phi), Pointer):
                 sp = self.ptrs.get(src)
                 self._phi_ptr(phi, sp)
-            srcs = self.vals(src) if not isinstance(self.value_type(phi.result), Pointer) \
-                else [self.ptrs[phi.result].addr]
-            if isinstance(self.value_type(phi.result), Pointer):
-                sp = self.ptrs.get(src)
                 srcs = [sp.addr if sp is not None and sp.kind == "mem" else self.vals(src)[0]]
-            names = self.phi_names(phi)
-            for n, s in zip(names, srcs):
-                t = self.tmp("p")
-                copies.append((n, t, s))
+            else:
+                srcs = self.vals(src)
+            for n, s in zip(self.phi_names(phi), srcs):
+                copies.append((n, self.tmp("p"), s))
+        # Parallel copy: phis of one block may read each other.
         for n, t, s in copies:
             self.line(f"{t} = {s}")
         for n, t, s in copies:

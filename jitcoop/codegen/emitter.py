@@ -781,6 +781,12 @@ class KernelGen:
         if tb is None:
             raise SpirvError(f"branch to %{target}, which is not a block of this function",
                              **self.current_block.term.where())
+        seen = {target}
+        while self._forwardable(tb) and tb.term.operands[0] not in seen:
+            # An empty block that only branches on: go straight to where it goes.
+            target = tb.term.operands[0]
+            seen.add(target)
+            tb = self._bmap()[target]
         copies = []
         for phi in tb.phis:
             src = next((phi.operands[i] for i in range(0, len(phi.operands), 2)
@@ -809,6 +815,17 @@ class KernelGen:
             self.line("if cancel[0] != 0:")
             self.line("    err[0] = -1; err[1] = wg; err[2] = lane; return 1")
         self.line(f"b = {self.block_index[target]}")
+
+    def _forwardable(self, b) -> bool:
+        if b.instrs or b.term.opname != "OpBranch" or b.collective or b.label == self.ff.blocks[0].label:
+            return False
+        if self.has_collectives and self._is_resume(b):
+            return False
+        t = self._bmap().get(b.term.operands[0])
+        if t is None or t.label in getattr(self, "merged", ()):
+            return False
+        return not any(phi.operands[i + 1] == b.label for phi in t.phis
+                       for i in range(0, len(phi.operands), 2))
 
     def _bmap(self):
         if not hasattr(self, "_bm"):

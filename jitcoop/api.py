@@ -89,7 +89,6 @@ class Module:
 
     def _check_instructions(self):
         from .codegen import rules as R
-        from .spirv.grammar import grammar
         from .runtime.capabilities import SUPPORTED_CAPABILITIES
         R.load_all()
         for c in self.spirv.capabilities:
@@ -98,20 +97,8 @@ class Module:
         for f in self.spirv.functions.values():
             for b in f.blocks:
                 for ins in b.instrs + [b.term]:
-                    op = ins.opname
-                    if op in R.RULES or op in R.COLLECTIVE or op in ("OpFunctionCall", "OpVariable"):
-                        continue
-                    if op == "OpExtInst":
-                        set_name = self.spirv.ext_imports.get(ins.operands[0], "?")
-                        if set_name.startswith("NonSemantic."):
-                            continue
-                        spec = grammar().extinst.get(set_name, {}).get(ins.operands[1])
-                        nm = spec.opname if spec else str(ins.operands[1])
-                        if (set_name, nm) in R.EXT_RULES:
-                            continue
-                        raise SpirvError(f"extended instruction {set_name} {nm} is not supported yet",
-                                         **ins.where())
-                    raise SpirvError("instruction is not supported yet", **ins.where())
+                    if ins.opname not in ("OpFunctionCall", "OpVariable"):   # handled by inlining
+                        R.check_supported(ins, self.spirv.ext_imports)
 
     @property
     def entry_points(self) -> list[str]:

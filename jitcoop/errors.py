@@ -6,6 +6,11 @@ class JitcoopError(Exception):
     """Base class of every error jitcoop raises on purpose."""
 
 
+def _located(message: str, *parts) -> str:
+    where = " ".join(p for p in parts if p)
+    return f"{where}: {message}" if where else message
+
+
 class SpirvError(JitcoopError):
     """A module that is malformed, or uses something jitcoop does not run.
 
@@ -19,14 +24,8 @@ class SpirvError(JitcoopError):
         self.offset = offset
         self.opname = opname
         self.result_id = result_id
-        where = []
-        if result_id is not None:
-            where.append(f"%{result_id}")
-        if opname:
-            where.append(opname)
-        if offset is not None:
-            where.append(f"at byte {offset}")
-        super().__init__(f"{' '.join(where)}: {message}" if where else message)
+        super().__init__(_located(message, result_id is not None and f"%{result_id}", opname,
+                                  offset is not None and f"at byte {offset}"))
 
 
 class BindingError(JitcoopError):
@@ -47,15 +46,7 @@ class ExecutionError(JitcoopError):
         self.result_id = result_id
         self.workgroup = workgroup
         self.lane = lane
-        parts = []
-        if result_id is not None:
-            parts.append(f"%{result_id}")
-        if opname:
-            parts.append(opname)
-        if offset is not None:
-            parts.append(f"at byte {offset}")
-        if workgroup is not None:
-            parts.append(f"workgroup {tuple(workgroup)}")
-        if lane is not None:
-            parts.append(f"lane {lane}")
-        super().__init__(f"{' '.join(parts)}: {message}" if parts else message)
+        super().__init__(_located(message, result_id is not None and f"%{result_id}", opname,
+                                  offset is not None and f"at byte {offset}",
+                                  workgroup is not None and f"workgroup {tuple(workgroup)}",
+                                  lane is not None and f"lane {lane}"))

@@ -184,21 +184,7 @@ class KernelGen:
     def _check_supported(self):
         for b in self.ff.blocks:
             for ins in b.instrs + [b.term]:
-                op = ins.opname
-                if op in R.RULES or op in R.COLLECTIVE:
-                    continue
-                if op == "OpExtInst":
-                    set_name = self.m.ext_imports.get(ins.operands[0], "?")
-                    if set_name.startswith("NonSemantic."):
-                        continue
-                    from ..spirv.grammar import grammar
-                    spec = grammar().extinst.get(set_name, {}).get(ins.operands[1])
-                    nm = spec.opname if spec else str(ins.operands[1])
-                    if (set_name, nm) not in R.EXT_RULES:
-                        raise SpirvError(f"extended instruction {set_name} {nm} is not supported yet",
-                                         **ins.where())
-                    continue
-                raise SpirvError("instruction is not supported yet", **ins.where())
+                R.check_supported(ins, self.m.ext_imports)
 
     def _classify_variables(self):
         m, spec = self.m, self.spec

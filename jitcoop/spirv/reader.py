@@ -63,20 +63,8 @@ class _Decoder:
         if spec is None:
             raise SpirvError(f"unknown opcode {op}", offset=off, opname=f"Op#{op}")
         ins = Instruction(op, spec.opname, off, None, None, [], [], tuple(words))
-        i = 1
         try:
-            for o in spec.operands:
-                if o.quantifier == "?":
-                    if i < len(words):
-                        i = self.operand(ins, o, words, i)
-                elif o.quantifier == "*":
-                    while i < len(words):
-                        i = self.operand(ins, o, words, i)
-                else:
-                    if i >= len(words):
-                        raise SpirvError(f"missing operand '{o.name or o.kind}' (word count {len(words)})",
-                                         offset=off, opname=spec.opname, result_id=ins.result)
-                    i = self.operand(ins, o, words, i)
+            i = self.operands(ins, spec.operands, words, 1)
         except IndexError:
             raise SpirvError(f"word count {len(words)} too small for the operands",
                              offset=off, opname=spec.opname, result_id=ins.result) from None
@@ -89,6 +77,22 @@ class _Decoder:
         if spec.opname in ("OpTypeInt", "OpTypeFloat"):
             self.int_widths[ins.result] = ins.operands[0]
         return ins
+
+    def operands(self, ins: Instruction, specs, words, i) -> int:
+        """Decode a list of operand specs (with ? and * quantifiers) from words[i:]."""
+        for o in specs:
+            if o.quantifier == "?":
+                if i < len(words):
+                    i = self.operand(ins, o, words, i)
+            elif o.quantifier == "*":
+                while i < len(words):
+                    i = self.operand(ins, o, words, i)
+            else:
+                if i >= len(words):
+                    raise SpirvError(f"missing operand '{o.name or o.kind}' (word count {len(words)})",
+                                     offset=ins.offset, opname=ins.opname, result_id=ins.result)
+                i = self.operand(ins, o, words, i)
+        return i
 
     def operand(self, ins: Instruction, o: OperandSpec, words, i) -> int:
         k = o.kind
@@ -128,18 +132,8 @@ class _Decoder:
             if spec is None:
                 raise SpirvError(f"OpSpecConstantOp names unknown opcode {op}", offset=ins.offset,
                                  opname=ins.opname, result_id=ins.result)
-            for o in spec.operands:
-                if o.kind in ("IdResultType", "IdResult"):
-                    continue
-                if o.quantifier == "*":
-                    while i < len(words):
-                        i = self.operand(ins, o, words, i)
-                elif o.quantifier == "?":
-                    if i < len(words):
-                        i = self.operand(ins, o, words, i)
-                else:
-                    i = self.operand(ins, o, words, i)
-            return i
+            return self.operands(ins, [o for o in spec.operands
+                                       if o.kind not in ("IdResultType", "IdResult")], words, i)
         if k == "PairLiteralIntegerIdRef":
             # OpSwitch: the literal is as wide as the selector (two words for 64-bit selectors).
             t = self.id_types.get(ins.operands[0]) if ins.operands else None

@@ -53,3 +53,22 @@ def load_all():
             if fn.__module__.endswith((".core_arith", ".core_composite")) and name not in (
                     "OpCopyObject", "OpCopyLogical", "OpSelect", "OpBitcast"):
                 PURE.add(name)
+
+
+def check_supported(ins, ext_imports: dict):
+    """Raise SpirvError if no rule lowers `ins` (a load-time check: never a crash at run time)."""
+    from ...errors import SpirvError
+    op = ins.opname
+    if op in RULES or op in COLLECTIVE:
+        return
+    if op == "OpExtInst":
+        set_name = ext_imports.get(ins.operands[0], "?")
+        if set_name.startswith("NonSemantic."):
+            return
+        from ...spirv.grammar import grammar
+        spec = grammar().extinst.get(set_name, {}).get(ins.operands[1])
+        name = spec.opname if spec else str(ins.operands[1])
+        if (set_name, name) not in EXT_RULES:
+            raise SpirvError(f"extended instruction {set_name} {name} is not supported yet", **ins.where())
+        return
+    raise SpirvError("instruction is not supported yet", **ins.where())

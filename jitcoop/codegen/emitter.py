@@ -543,6 +543,7 @@ class KernelGen:
 
     def _emit_blocks(self) -> list[str]:
         self.in_hoist = False
+        self._emit_workgroup_init()
         self.stored_vars = set()
         for b in self.ff.blocks:
             for ins in b.instrs:
@@ -611,6 +612,18 @@ class KernelGen:
         if not hasattr(self, "_resume_labels"):
             self._resume_labels = {cb.term.operands[0] for cb in self.ff.blocks if cb.collective}
         return self._resume_labels
+
+    def _emit_workgroup_init(self):
+        """Workgroup variables with an initializer (VK_KHR_zero_initialize_workgroup_memory) are
+        set at the start of every workgroup."""
+        for v in self.shared:
+            var_ins = self.m.defs[v]
+            if len(var_ins.operands) < 2:
+                continue
+            p = self.ptr(v, var_ins)
+            t = self.var_types[v].pointee
+            for (s, off), e in zip(leaves(t), self.vals(var_ins.operands[1])):
+                self.wg_prologue.append(self.store_leaf(s, f"{p.addr} + {off}", e))
 
     def _emit_lane_init(self):
         # Private variables start at their initializer (or zero) in every invocation; Function

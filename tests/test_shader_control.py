@@ -1,0 +1,75 @@
+"""Barriers and divergent control flow, against numpy references written from the GLSL."""
+import numpy as np
+import pytest
+
+import jitcoop
+from conftest import SHADERS
+
+
+def test_workgroup_prefix_sum_with_barriers():
+    k = jitcoop.Device().load(SHADERS / "prefix_sum.spv").kernel()
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 1000, 256 * 6, dtype=np.uint32)
+    b = np.zeros_like(a)
+    k.dispatch((6, 1, 1), {0: a, 1: b})
+    ref = np.cumsum(a.reshape(6, 256), axis=1, dtype=np.uint64).astype(np.uint32).reshape(-1)
+    np.testing.assert_array_equal(b, ref)
+
+
+def _reference(a, sg):
+    i = np.arange(64)
+    acc = sum(2 * a[(i + k) % 64] for k in range(3))
+    first = []
+    for st in range(64):
+        r = -1
+        for j in range(st, 64):
+            if a[j] == 7:
+                r = j
+                break
+            if a[j] < 0:
+                break
+        first.append(r)
+    t = []
+    for v in range(64):
+        n = v % 5 + int(np.fmod(a[v], 3))          # GLSL % on ints compiles to OpSMod ...
+        n = v % 5 + (a[v] % 3)                      # ... whose sign follows the divisor, as Python's
+        s = 0
+        for k in range(n):
+            if k == 2:
+                continue
+            if k > 4:
+                break
+            s += k
+        t.append(s)
+
+    def sw(v):
+        c = v & 7
+        if c == 0:
+            return 11
+        if c == 1:
+            return 10
+        if c in (2, 3):
+            return 100
+        if c == 4:
+            return -5
+        return 1000
+    switch = [sw(int(a[v]) + v) for v in range(64)]
+    s = np.zeros(64, np.int64)
+    for g in range(0, 64, sg):
+        lanes = [l for l in range(g, min(64, g + sg)) if l % 3 == 0]
+        for l in lanes:
+            s[l] = sum(lanes)
+    tail = np.where(a == 3, -9, 1)
+    return np.concatenate([acc, first, t, switch, s, tail]).astype(np.int32)
+
+
+@pytest.mark.parametrize("variant", ["control.spv", "control.opt.spv"])
+@pytest.mark.parametrize("sg", [8, 32, 64])
+def test_divergent_control_flow(variant, sg):
+    k = jitcoop.Device(subgroup_size=sg).load(SHADERS / variant).kernel()
+    a = (np.arange(64, dtype=np.int32) * 7) % 11
+    a[40] = -5
+    a[5] = 3
+    o = np.full(384, -9, np.int32)
+    k.dispatch(1, {0: o, 1: a})
+    np.testing.assert_array_equal(o, _reference(a, sg))

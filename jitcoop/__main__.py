@@ -1,5 +1,7 @@
+"""`python -m jitcoop ...`: the same as the `jitcoop` command."""
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,18 @@
-"""The `jitcoop` command: run, info, dis, example."""
+"""The `jitcoop` command: run, info, dis, example.
+
+    jitcoop run shader.spv --grid 8,8,1 --buffer 0=a.npy --buffer 0.2=c.npy --spec 0=128 --push p.bin
+    jitcoop info shader.spv [--json]
+    jitcoop dis shader.spv
+    jitcoop example [--n 256]
+
+Errors a user can fix (jitcoop errors, missing or unreadable files, bad arguments) print one line,
+``jitcoop: error: ...``, on stderr and exit with status 2.
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import struct
 import sys
 from pathlib import Path
@@ -11,170 +21,309 @@ import numpy as np
 
 from .errors import JitcoopError
 
+SPIRV_MAGIC = 0x07230203
 
+
+class CliError(Exception):
+    """A problem with the command line's files or values (exit status 2)."""
+
+
+# -- argument parsing -----------------------------------------------------------------------------
 def _grid(s: str) -> tuple:
+    parts = s.replace("x", ",").split(",")
     try:
-        g = tuple(int(x) for x in s.split(","))
+        g = tuple(int(x) for x in parts)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--grid takes 1 to 3 comma-separated integers, not {s!r}") from None
-    if not 1 <= len(g) <= 3:
-        raise argparse.ArgumentTypeError(f"--grid takes 1 to 3 integers, not {s!r}")
+        raise argparse.ArgumentTypeError(f"expected 1 to 3 comma-separated integers, not {s!r}") from None
+    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
+        raise argparse.ArgumentTypeError(f"expected 1 to 3 non-negative integers, not {s!r}")
     return g + (1,) * (3 - len(g))
 
 
-def _binding(s: str):
+def _buffer(s: str):
     key, sep, path = s.partition("=")
-    if not sep or not path:
-        raise argparse.ArgumentTypeError(f"--buffer takes B=FILE or SET.B=FILE, not {s!r}")
+    if not sep or not path or not key:
+        raise argparse.ArgumentTypeError(f"expected B=FILE or SET.B=FILE, not {s!r}")
     try:
         if "." in key:
             st, b = key.split(".", 1)
-            return (int(st), int(b)), Path(path)
-        return (0, int(key)), Path(path)
+            k = (int(st), int(b))
+        else:
+            k = (0, int(key))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--buffer key must be B or SET.B, not {key!r}") from None
+        raise argparse.ArgumentTypeError(f"the binding must be B or SET.B (integers), not {key!r}") from None
+    if min(k) < 0:
+        raise argparse.ArgumentTypeError(f"set and binding must not be negative: {key!r}")
+    return k, Path(path)
+
+
+def parse_value(v: str):
+    """A spec constant value: an integer (0x.. too), a float, or true/false."""
+    low = v.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(low, 0)
+    except ValueError:
+        pass
+    try:
+        return float(low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, a float or true/false, not {v!r}") from None
 
 
 def _spec(s: str):
     k, sep, v = s.partition("=")
     if not sep:
-        raise argparse.ArgumentTypeError(f"--spec takes ID=VALUE, not {s!r}")
-    low = v.strip().lower()
-    if low in ("true", "false"):
-        val = low == "true"
-    else:
-        try:
-            val = int(v, 0)
-        except ValueError:
-            try:
-                val = float(v)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"--spec value must be a number or true/false, not {v!r}") from None
-    return int(k), val
+        raise argparse.ArgumentTypeError(f"expected ID=VALUE, not {s!r}")
+    try:
+        sid = int(k, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the spec id must be an integer, not {k!r}") from None
+    return sid, parse_value(v)
 
 
-_PUSH_FORMATS = {"f32": "<f", "f64": "<d", "u32": "<I", "i32": "<i", "u64": "<Q", "i64": "<q",
-                 "u16": "<H", "i16": "<h", "u8": "<B", "i8": "<b", "f16": "<e"}
+PUSH_FORMATS = {"f16": "<e", "f32": "<f", "f64": "<d", "i8": "<b", "u8": "<B", "i16": "<h", "u16": "<H",
+                "i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "bool": "<I"}
 
 
-def _push_values(s: str) -> bytes:
+def push_values(s: str) -> bytes:
+    """`f32:1.5,u32:7` -> the packed little-endian bytes (no padding is added: give what the
+    block's offsets need)."""
     out = b""
     for item in s.split(","):
-        t, sep, v = item.partition(":")
-        if not sep or t not in _PUSH_FORMATS:
-            raise argparse.ArgumentTypeError(f"--push-values items are TYPE:VALUE with TYPE in "
-                                             f"{', '.join(_PUSH_FORMATS)}; got {item!r}")
-        out += struct.pack(_PUSH_FORMATS[t], float(v) if t[0] == "f" else int(v, 0))
+        t, sep, v = item.strip().partition(":")
+        if not sep or t not in PUSH_FORMATS:
+            raise argparse.ArgumentTypeError(f"items are TYPE:VALUE with TYPE one of "
+                                             f"{', '.join(PUSH_FORMATS)}; got {item!r}")
+        try:
+            if t == "bool":
+                x = v.strip().lower()
+                if x not in ("true", "false", "0", "1"):
+                    raise ValueError
+                val = int(x in ("true", "1"))
+            elif t[0] == "f":
+                val = float(v)
+            else:
+                val = int(v, 0)
+            out += struct.pack(PUSH_FORMATS[t], val)
+        except (ValueError, struct.error, OverflowError):
+            raise argparse.ArgumentTypeError(f"{v!r} is not a {t} value (in {item!r})") from None
     return out
 
 
-def _read_buffer(p: Path) -> np.ndarray:
+# -- files ----------------------------------------------------------------------------------------
+def read_module(path: str | Path):
+    """A decoded SPIR-V module from a binary .spv, or from SPIR-V assembly text."""
+    from .spirv.module import Module
+    return Module(read_spirv(path))
+
+
+def read_spirv(path: str | Path) -> bytes:
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such SPIR-V file: {p}")
+    if p.is_dir():
+        raise CliError(f"{p} is a folder, not a SPIR-V file")
+    data = p.read_bytes()
+    if len(data) >= 4 and int.from_bytes(data[:4], "little") in (SPIRV_MAGIC, 0x03022307):
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{p} is neither SPIR-V (no magic number) nor SPIR-V assembly text") from None
+    if "Op" not in text:
+        raise CliError(f"{p} is neither SPIR-V (no magic number) nor SPIR-V assembly text")
+    from .spirv.asm import assemble
+    return assemble(text)
+
+
+def read_buffer(p: Path) -> np.ndarray:
+    """.npy files keep their dtype and shape; any other file is raw bytes (a uint8 array)."""
     if not p.exists():
         raise FileNotFoundError(f"no such buffer file: {p}")
-    if p.suffix == ".npy":
-        return np.load(p)
+    if p.is_dir():
+        raise CliError(f"buffer file {p} is a folder")
+    if p.suffix.lower() == ".npy":
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except ValueError as e:
+            raise CliError(f"{p} is not a readable .npy file ({e})") from None
+        if not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
+            raise CliError(f"{p} does not hold a plain numeric array")
+        return arr
     return np.fromfile(p, dtype=np.uint8)
 
 
-def _write_buffer(arr: np.ndarray, p: Path):
-    if p.suffix == ".npy":
+def write_buffer(arr: np.ndarray, p: Path):
+    if p.suffix.lower() == ".npy":
         np.save(p, arr)
     else:
         arr.tofile(p)
 
 
+# -- commands -------------------------------------------------------------------------------------
 def cmd_run(a) -> int:
     import jitcoop
-    dev = jitcoop.Device("generic", subgroup_size=a.subgroup_size)
-    mod = dev.load(a.shader)
-    k = mod.kernel(a.entry, spec=dict(a.spec or []))
-    arrays, files = {}, {}
+    if a.push is not None and a.push_values is not None:
+        raise CliError("give --push FILE or --push-values, not both")
+    keys = {}
     for key, path in a.buffer or []:
-        arrays[key] = _read_buffer(path)
-        files[key] = path
-    push = None
-    if a.push:
-        push = Path(a.push).read_bytes()
-    elif a.push_values:
-        push = a.push_values
-    run = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
+        if key in keys:
+            raise CliError(f"binding (set {key[0]}, binding {key[1]}) is given twice")
+        keys[key] = path
     out_dir = Path(a.out) if a.out else None
-    if out_dir:
+    if out_dir is not None:
+        seen = {}
+        for key, path in keys.items():
+            if path.name in seen:
+                raise CliError(f"--out: buffers {seen[path.name]} and {path} have the same file name")
+            seen[path.name] = path
+    spec = {}
+    for sid, val in a.spec or []:
+        spec[sid] = val
+    dev = jitcoop.Device(a.profile, subgroup_size=a.subgroup_size)
+    spirv = read_module(a.shader)
+    # Every file is read before the (possibly slow) compile, so a typo fails at once.
+    arrays = {key: read_buffer(path) for key, path in keys.items()}
+    if a.push is not None:
+        pp = Path(a.push)
+        if not pp.exists():
+            raise FileNotFoundError(f"no such push constant file: {pp}")
+        push = read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
+    else:
+        push = a.push_values
+    k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec)
+    report = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
+    writable = {(b.set, b.binding) for b in k.meta.bindings if b.writable}
+    if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
     for key, arr in arrays.items():
-        dst = out_dir / files[key].name if out_dir else files[key]
-        _write_buffer(arr, dst)
-    print(run)
+        if out_dir is not None:
+            dst = out_dir / keys[key].name
+        elif key in writable:
+            dst = keys[key]
+        else:
+            continue                 # a read-only binding: its file is unchanged
+        write_buffer(arr, dst)
+        written.append(str(dst))
+    lx, ly, lz = k.local_size
+    print(f"{Path(a.shader).name} {k.entry!r}: grid {tuple(a.grid)} x local size ({lx}, {ly}, {lz}), "
+          f"subgroup size {dev.subgroup_size}")
+    print(report)
+    if written:
+        print("wrote " + ", ".join(written))
     return 0
 
 
 def cmd_info(a) -> int:
-    import jitcoop
     from .info import format_info, module_info
-    mod = jitcoop.Device().load(a.shader)
-    d = module_info(mod.spirv)
-    print(json.dumps(d, indent=2, default=str) if a.json else format_info(d))
+    d = module_info(read_module(a.shader))
+    if a.json:
+        print(json.dumps(d, indent=2, default=str))
+    else:
+        print(format_info(d))
     return 0
 
 
 def cmd_dis(a) -> int:
-    from .spirv.disasm import disassemble
-    p = Path(a.shader)
-    if not p.exists():
-        raise FileNotFoundError(f"no such SPIR-V file: {p}")
-    sys.stdout.write(disassemble(p.read_bytes(), names=not a.raw_ids))
+    from .spirv.disasm import disassemble           # imported late: only this command needs it
+    data = read_spirv(a.shader)
+    text = disassemble(data, names=False) if a.raw_ids else disassemble(data)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
 def cmd_example(a) -> int:
     from .examples import run_sgemm
-    ok, report, err = run_sgemm(a.n)
-    print(f"tiled SGEMM {a.n}x{a.n}x{a.n} on the CPU: {report}")
-    print(f"max |C - numpy| = {err:.3g}: {'PASS' if ok else 'FAIL'}")
+    ok, report, err = run_sgemm(a.n, a.seed, threads=a.threads)
+    m, n, k = report.extra["shape"]
+    print(f"tiled SGEMM (16x16 workgroups, shared-memory tiles) {m}x{k} @ {k}x{n} on the CPU")
+    print(f"  jitcoop: {report}  ({report.extra['gflops']:.2f} GFLOP/s)")
+    print(f"  numpy:   {report.extra['numpy_seconds'] * 1e3:.2f} ms")
+    print(f"  max |C - numpy| = {err:.3g}: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jitcoop", description="Run SPIR-V compute shaders on the CPU.")
-    sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a compute shader on buffers from files")
-    r.add_argument("shader")
-    r.add_argument("--grid", type=_grid, required=True, help="workgroups: X[,Y[,Z]]")
-    r.add_argument("--buffer", type=_binding, action="append", metavar="[SET.]B=FILE",
-                   help=".npy files keep their dtype; other files are raw bytes")
-    r.add_argument("--spec", type=_spec, action="append", metavar="ID=VALUE")
-    r.add_argument("--push", metavar="FILE", help="push constants as raw bytes")
-    r.add_argument("--push-values", type=_push_values, metavar="T:V,...", help="e.g. f32:1.5,u32:7")
-    r.add_argument("--entry", default=None)
-    r.add_argument("--out", metavar="DIR", help="write buffers here instead of over their files")
-    r.add_argument("--subgroup-size", type=int, default=None)
-    r.add_argument("--threads", type=int, default=None)
-    r.add_argument("--timeout", type=float, default=None, help="cancel after this many seconds")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("run", help="run a compute shader on buffers read from files",
+                       description="Run a compute shader on buffers read from files. Buffers the "
+                                   "shader may write are written back to their files (same format), "
+                                   "or, with --out, every buffer is written into that folder.")
+    r.add_argument("shader", help=".spv file (or SPIR-V assembly text)")
+    r.add_argument("--grid", type=_grid, required=True, metavar="X[,Y[,Z]]", help="workgroup counts")
+    r.add_argument("--buffer", type=_buffer, action="append", metavar="[SET.]B=FILE",
+                   help="bind FILE at (SET, B), set 0 if not given; .npy files keep dtype and shape, "
+                        "any other file is raw bytes")
+    r.add_argument("--spec", type=_spec, action="append", metavar="ID=VALUE",
+                   help="specialization constant: integer, float or true/false")
+    r.add_argument("--push", metavar="FILE", help="push constants: a file of raw bytes (or a .npy)")
+    r.add_argument("--push-values", type=push_values, metavar="T:V,...",
+                   help="push constants packed from typed values, e.g. f32:1.5,u32:7 "
+                        f"(types: {', '.join(PUSH_FORMATS)})")
+    r.add_argument("--entry", default=None, help="entry point name (default: the first GLCompute one)")
+    r.add_argument("--out", metavar="DIR", help="write the buffers into DIR instead of over their files")
+    r.add_argument("--profile", default="generic", help="device profile (default: generic)")
+    r.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    r.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="worker threads (default: one per CPU)")
+    r.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="cancel the dispatch after this long (buffers are left as they were)")
     r.set_defaults(fn=cmd_run)
-    i = sub.add_parser("info", help="entry points, bindings and layouts, spec constants")
+    i = sub.add_parser("info", help="entry points, bindings and their layouts, spec constants, "
+                                    "cooperative types")
     i.add_argument("shader")
-    i.add_argument("--json", action="store_true")
+    i.add_argument("--json", action="store_true", help="print the information as JSON")
     i.set_defaults(fn=cmd_info)
-    d = sub.add_parser("dis", help="disassemble")
+    d = sub.add_parser("dis", help="disassemble to SPIR-V assembly text")
     d.add_argument("shader")
     d.add_argument("--raw-ids", action="store_true", help="numeric ids instead of OpName names")
     d.set_defaults(fn=cmd_dis)
     e = sub.add_parser("example", help="run the bundled tiled SGEMM and check it against numpy")
-    e.add_argument("--n", type=int, default=256)
+    e.add_argument("--n", type=int, default=256, help="matrix size (any positive size; default 256)")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--threads", type=int, default=None, metavar="N")
     e.set_defaults(fn=cmd_example)
     return p
 
 
+def _one_line(e: BaseException) -> str:
+    msg = str(e) or type(e).__name__
+    if isinstance(e, OSError) and e.filename and str(e.filename) not in msg:
+        msg = f"{msg}: {e.filename}"
+    return " ".join(msg.split())
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit status (argparse errors included, as 2)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:          # --help (0) or a usage error (2), already printed
+        return e.code if isinstance(e.code, int) else 2
     try:
         return args.fn(args)
-    except (JitcoopError, FileNotFoundError, ValueError) as e:
-        print(f"jitcoop: error: {e}", file=sys.stderr)
+    except BrokenPipeError:          # `jitcoop dis x.spv | head`: stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except (JitcoopError, OSError, CliError) as e:
+        print(f"jitcoop: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("jitcoop: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:           # a bug in jitcoop: one line, the traceback on request
+        if os.environ.get("JITCOOP_TRACEBACK"):
+            raise
+        print(f"jitcoop: internal error: {type(e).__name__}: {_one_line(e)} "
+              "(set JITCOOP_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

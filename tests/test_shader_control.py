@@ -7,7 +7,7 @@ from conftest import SHADERS
 
 
 def test_workgroup_prefix_sum_with_barriers():
-    k = jitcoop.Device().load(SHADERS / "prefix_sum.spv").kernel()
+    k = jitcoop.Device().load(SHADERS / "core" / "scan256.spv").kernel()
     rng = np.random.default_rng(3)
     a = rng.integers(0, 1000, 256 * 6, dtype=np.uint32)
     b = np.zeros_like(a)
@@ -66,7 +66,7 @@ def _reference(a, sg):
 @pytest.mark.parametrize("variant", ["control.spv", "control.opt.spv"])
 @pytest.mark.parametrize("sg", [8, 32, 64])
 def test_divergent_control_flow(variant, sg):
-    k = jitcoop.Device(subgroup_size=sg).load(SHADERS / variant).kernel()
+    k = jitcoop.Device(subgroup_size=sg).load(SHADERS / "core" / variant).kernel()
     a = (np.arange(64, dtype=np.int32) * 7) % 11
     a[40] = -5
     a[5] = 3

@@ -66,7 +66,7 @@ def _reference(x, sg):
 
 @pytest.mark.parametrize("sg", [8, 32, 64])
 def test_subgroup_operations(sg):
-    k = jitcoop.Device(subgroup_size=sg).load(SHADERS / "subgroups.spv").kernel()
+    k = jitcoop.Device(subgroup_size=sg).load(SHADERS / "core" / "subgroups.spv").kernel()
     rng = np.random.default_rng(sg)
     x = rng.integers(-20, 20, N).astype(np.int32)
     x[sg + 1] = 7

@@ -918,11 +918,7 @@ class KernelGen:
         saved = self.lines
         self.lines = []
         self.indent = 0
-        self.line("c = -1")
-        self.line(f"for l in range({self.W}):")
-        self.line("    s = state[l]")
-        self.line("    if s <= -2 and (c < 0 or -2 - s < c):")
-        self.line("        c = -2 - s")
+        self.line("c = sg_next(state)")
         self.line("if c < 0:")
         self.line("    break")
         for i, b in enumerate(self.collective_blocks):
@@ -942,6 +938,22 @@ class KernelGen:
         for n in names:
             self._spill_slot(n)
         self.names[ins.result] = names
+        return [f"sp_{n}" for n in names]
+
+    def coll_arrays(self, vid) -> list[str]:
+        """Per-lane arrays (spill slots) holding an operand of a collective, one per leaf; a
+        uniform operand is broadcast into a slot of its own first."""
+        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
+            out = []
+            for i, (v, s) in enumerate(zip(self.vals(vid), self.leaf_types(self.value_type(vid)))):
+                n = f"u{vid}_{i}"
+                self.spilled.setdefault(n, nb_type(s))
+                self.line(f"sp_{n}[:] = {v}")
+                out.append(f"sp_{n}")
+            return out
+        names = self.item_names(vid)
+        for n in names:
+            self._spill_slot(n)
         return [f"sp_{n}" for n in names]
 
     def coll_operand(self, vid) -> list[str]:

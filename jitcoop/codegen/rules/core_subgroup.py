@@ -1,300 +1,159 @@
 """Barriers and subgroup operations.
 
 These are collective: a lane stops before one and the workgroup scheduler runs it for the lanes
-that wait there (the active lanes of each subgroup), reading their operands from spill slots and
-writing their results to the result's spill slots. Ballot bit queries that only read a uniform
-ballot are ordinary per-lane rules.
+that wait there (the active lanes of each subgroup). Each rule emits one call of a precompiled
+helper from jitcoop.kernels.subgroup per result component, on the operand and result spill
+slots. Ballot bit queries that only read a uniform ballot are ordinary per-lane rules.
 """
 from __future__ import annotations
 
 from ...errors import SpirvError
+from ...kernels import subgroup as G
 from ..emitter import nb_type
 from . import collective, rule
-from .common import round_to, scalars, unsigned
+from .common import scalars
 
-SCOPE_WORKGROUP, SCOPE_SUBGROUP = 2, 3
+SCOPE_WORKGROUP = 2
 
 
 def _scope(em, ins, pos=0):
     return int(em.spec.scalar_const(ins.operands[pos]))
 
 
-def _resume_all(em, wait, resume):
-    em.line(f"for l in range({em.W}):")
-    em.line(f"    if state[l] == {wait}:")
-    em.line(f"        state[l] = {resume}")
-
-
-def _per_subgroup(em):
-    """Open a loop over subgroups with lo/hi lane bounds; caller closes with em.indent -= 1."""
-    em.line(f"for sg in range({em.NSG}):")
-    em.indent += 1
-    em.line(f"lo = sg * {em.sg}; hi = min({em.W}, lo + {em.sg})")
+def _group_op(em, ins):
+    from ...spirv.grammar import grammar
+    name = grammar().enum_name("GroupOperation", ins.operands[1])
+    code = {"Reduce": G.REDUCE, "InclusiveScan": G.INCLUSIVE, "ExclusiveScan": G.EXCLUSIVE,
+            "ClusteredReduce": G.CLUSTERED}.get(name)
+    if code is None:
+        raise SpirvError(f"group operation {name} is not supported", **ins.where())
+    cluster = int(em.spec.scalar_const(ins.operands[3])) if code == G.CLUSTERED else 0
+    return code, cluster
 
 
 @collective("OpControlBarrier")
 def _barrier(em, ins, wait, resume):
-    scope = _scope(em, ins)
-    if scope == SCOPE_WORKGROUP:
-        em.line(f"for l in range({em.W}):")
-        em.line(f"    if state[l] != -1 and state[l] != {wait}:")
-        em.line("        " + em.fail_group(ins, "barrier reached by only part of the workgroup: lane {d} "
-                                              "is waiting elsewhere (barriers must be in uniform "
-                                              "control flow)", "l"))
-    _resume_all(em, wait, resume)
+    if _scope(em, ins) == SCOPE_WORKGROUP:
+        em.line(f"bl = sg_barrier(state, {wait}, {resume})")
+        em.line("if bl >= 0:")
+        em.line("    " + em.fail_group(ins, "barrier reached by only part of the workgroup: lane {d} "
+                                          "is waiting elsewhere (barriers must be in uniform control "
+                                          "flow)", "bl"))
+    else:
+        em.line(f"sg_resume(state, {wait}, {resume})")
 
 
-def _combine(op, s, acc, x):
+_ARITH = {"IAdd": G.IADD, "IMul": G.IMUL, "SMin": G.SMIN, "UMin": G.UMIN, "FMin": G.FMIN,
+          "SMax": G.SMAX, "UMax": G.UMAX, "FMax": G.FMAX, "BitwiseAnd": G.AND, "BitwiseOr": G.OR,
+          "BitwiseXor": G.XOR, "FAdd": G.FADD, "FMul": G.FMUL}
+_LOGICAL = {"LogicalAnd": G.LAND, "LogicalOr": G.LOR, "LogicalXor": G.LXOR}
+
+
+def _identity(name, s):
     T = nb_type(s)
-    if op == "IAdd":
-        return f"{T}({T}({acc}) + {T}({x}))"
-    if op == "IMul":
-        return f"{T}({T}({acc}) * {T}({x}))"
-    if op == "FAdd":
-        return round_to(f"{acc} + {x}", s)
-    if op == "FMul":
-        return round_to(f"{acc} * {x}", s)
-    if op in ("SMin", "UMin"):
-        return f"({acc} if {acc} < {x} else {x})"
-    if op in ("SMax", "UMax"):
-        return f"({acc} if {acc} > {x} else {x})"
-    if op == "FMin":
-        return f"fmin_gl({acc}, {x})"
-    if op == "FMax":
-        return f"fmax_gl({acc}, {x})"
-    if op == "BitwiseAnd":
-        return f"{T}({acc} & {x})"
-    if op == "BitwiseOr":
-        return f"{T}({acc} | {x})"
-    if op == "BitwiseXor":
-        return f"{T}({acc} ^ {x})"
-    if op == "LogicalAnd":
-        return f"({acc} and {x})"
-    if op == "LogicalOr":
-        return f"({acc} or {x})"
-    if op == "LogicalXor":
-        return f"({acc} != {x})"
-    raise KeyError(op)
-
-
-def _identity(op, s, em):
-    T = nb_type(s)
-    if op in ("IAdd", "BitwiseOr", "BitwiseXor"):
+    if name in ("IAdd", "BitwiseOr", "BitwiseXor", "UMax"):
         return f"{T}(0)"
-    if op == "IMul":
+    if name in ("IMul", "FMul"):
         return f"{T}(1)"
-    if op == "FAdd":
+    if name == "FAdd":
         return f"{T}(0.0)"
-    if op == "FMul":
-        return f"{T}(1.0)"
-    if op == "FMin":
+    if name == "FMin":
         return f"{T}(np.inf)"
-    if op == "FMax":
+    if name == "FMax":
         return f"{T}(-np.inf)"
-    if op == "SMin":
+    if name == "SMin":
         return f"{T}({(1 << (s.width - 1)) - 1})"
-    if op == "SMax":
+    if name == "SMax":
         return f"{T}({-(1 << (s.width - 1))})"
-    if op == "UMin":
+    if name == "UMin":
         return f"{T}({(1 << s.width) - 1})"
-    if op == "UMax":
-        return f"{T}(0)"
-    if op == "BitwiseAnd":
-        return f"{T}({(1 << s.width) - 1})" if s.signed is False else f"{T}(-1)"
-    if op in ("LogicalAnd",):
-        return "True"
-    if op in ("LogicalOr", "LogicalXor"):
-        return "False"
-    raise KeyError(op)
+    if name == "BitwiseAnd":
+        return f"{T}(-1)" if s.signed else f"{T}({(1 << s.width) - 1})"
+    raise KeyError(name)
 
 
-def _arith(op):
+def _rounding(s):
+    if s.kind == "float" and s.width == 16:
+        return G.ROUND_BF16 if s.encoding == "bf16" else G.ROUND_F16
+    return G.ROUND_NONE
+
+
+def _arith(name):
     def lower(em, ins, wait, resume):
-        from ...spirv.grammar import grammar
-        group_op = grammar().enum_name("GroupOperation", ins.operands[1])
-        x = em.coll_operand(ins.operands[2])
-        r = em.coll_result(ins)
-        ss = scalars(em.rtype(ins))
-        cluster = None
-        if group_op == "ClusteredReduce":
-            cluster = int(em.spec.scalar_const(ins.operands[3]))
-        elif group_op not in ("Reduce", "InclusiveScan", "ExclusiveScan"):
-            raise SpirvError(f"group operation {group_op} is not supported", **ins.where())
-        _per_subgroup(em)
-        if cluster:
-            em.line(f"for c0 in range(lo, hi, {cluster}):")
-            em.indent += 1
-            rng = f"range(c0, min(hi, c0 + {cluster}))"
-        else:
-            rng = "range(lo, hi)"
-        for i, s in enumerate(ss):
-            em.line(f"acc{i} = {_identity(op, s, em)}")
-        em.line(f"for l in {rng}:")
-        em.line(f"    if state[l] == {wait}:")
-        em.indent += 2
-        for i, s in enumerate(ss):
-            if group_op == "ExclusiveScan":
-                em.line(f"{r[i]}[l] = acc{i}")
-            em.line(f"acc{i} = {_combine(op, s, f'acc{i}', x[i])}")
-            if group_op == "InclusiveScan":
-                em.line(f"{r[i]}[l] = acc{i}")
-        em.indent -= 2
-        if group_op in ("Reduce", "ClusteredReduce"):
-            em.line(f"for l in {rng}:")
-            em.line(f"    if state[l] == {wait}:")
-            for i in range(len(ss)):
-                em.line(f"        {r[i]}[l] = acc{i}")
-        if cluster:
-            em.indent -= 1
-        em.indent -= 1
-        _resume_all(em, wait, resume)
+        gop, cluster = _group_op(em, ins)
+        xs = em.coll_arrays(ins.operands[2])
+        rs = em.coll_result(ins)
+        for x, r, s in zip(xs, rs, scalars(em.rtype(ins))):
+            if name in _LOGICAL:
+                em.line(f"sg_logical(state, {wait}, {_LOGICAL[name]}, {gop}, {cluster}, {x}, {r}, {em.sg})")
+            else:
+                em.line(f"sg_arith(state, {wait}, {_ARITH[name]}, {gop}, {cluster}, {_rounding(s)}, "
+                        f"{_identity(name, s)}, {x}, {r}, {em.sg})")
+        em.line(f"sg_resume(state, {wait}, {resume})")
     return lower
 
 
-for _op in ("IAdd", "FAdd", "IMul", "FMul", "SMin", "UMin", "FMin", "SMax", "UMax", "FMax",
-            "BitwiseAnd", "BitwiseOr", "BitwiseXor", "LogicalAnd", "LogicalOr", "LogicalXor"):
-    collective(f"OpGroupNonUniform{_op}")(_arith(_op))
+for _name in list(_ARITH) + list(_LOGICAL):
+    collective(f"OpGroupNonUniform{_name}")(_arith(_name))
 
 
-def _gather(em, ins, wait, resume, src_expr, val_pos=1):
-    """r[l] = x[src] for each waiting lane, src computed by src_expr (from l, lo, hi)."""
-    x = em.coll_operand(ins.operands[val_pos])
-    r = em.coll_result(ins)
-    _per_subgroup(em)
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait}:")
-    em.indent += 2
-    em.line(f"j = {src_expr}")
-    em.line("if j < lo or j >= hi:")
-    em.line("    j = l      # outside the subgroup: undefined; this answers the lane's own value")
-    for xi, ri in zip(x, r):
-        em.line(f"{ri}[l] = {xi.replace('[l]', '[j]')}")
-    em.indent -= 2
-    em.indent -= 1
-    _resume_all(em, wait, resume)
+def _gather(mode, has_index=True):
+    def lower(em, ins, wait, resume):
+        xs = em.coll_arrays(ins.operands[1])
+        rs = em.coll_result(ins)
+        idx_arr, idx_const, per_lane = "state", "0", "False"
+        if has_index:
+            v = ins.operands[2]
+            if em.spec.is_const(v):
+                idx_const = str(int(em.spec.scalar_const(v)))
+            elif v in em.hoisted:
+                idx_const = f"np.int64({em.val(v)})"
+            else:
+                idx_arr, per_lane = em.coll_arrays(v)[0], "True"
+        for x, r in zip(xs, rs):
+            em.line(f"sg_gather(state, {wait}, {mode}, {idx_arr}, {idx_const}, {per_lane}, {x}, {r}, {em.sg})")
+        em.line(f"sg_resume(state, {wait}, {resume})")
+    return lower
 
 
-def _operand_expr(em, vid):
-    v = em.coll_operand(vid)[0]
-    return f"np.int64({v})"
-
-
-@collective("OpGroupNonUniformBroadcast", "OpGroupNonUniformShuffle")
-def _broadcast(em, ins, wait, resume):
-    _gather(em, ins, wait, resume, f"lo + {_operand_expr(em, ins.operands[2])}")
-
-
-@collective("OpGroupNonUniformShuffleXor")
-def _shuffle_xor(em, ins, wait, resume):
-    _gather(em, ins, wait, resume, f"lo + ((l - lo) ^ {_operand_expr(em, ins.operands[2])})")
-
-
-@collective("OpGroupNonUniformShuffleUp")
-def _shuffle_up(em, ins, wait, resume):
-    _gather(em, ins, wait, resume, f"l - {_operand_expr(em, ins.operands[2])}")
-
-
-@collective("OpGroupNonUniformShuffleDown")
-def _shuffle_down(em, ins, wait, resume):
-    _gather(em, ins, wait, resume, f"l + {_operand_expr(em, ins.operands[2])}")
-
-
-@collective("OpGroupNonUniformQuadBroadcast")
-def _quad_broadcast(em, ins, wait, resume):
-    _gather(em, ins, wait, resume, f"lo + (((l - lo) & ~3) | {_operand_expr(em, ins.operands[2])})")
-
-
-@collective("OpGroupNonUniformQuadSwap")
-def _quad_swap(em, ins, wait, resume):
-    d = int(em.spec.scalar_const(ins.operands[2]))
-    _gather(em, ins, wait, resume, f"lo + ((l - lo) ^ {d + 1})")
-
-
-@collective("OpGroupNonUniformBroadcastFirst")
-def _broadcast_first(em, ins, wait, resume):
-    x = em.coll_operand(ins.operands[1])
-    r = em.coll_result(ins)
-    _per_subgroup(em)
-    em.line("first = -1")
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait} and first < 0:")
-    em.line("        first = l")
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait}:")
-    for xi, ri in zip(x, r):
-        em.line(f"        {ri}[l] = {xi.replace('[l]', '[first]')}")
-    em.indent -= 1
-    _resume_all(em, wait, resume)
+collective("OpGroupNonUniformBroadcast")(_gather(G.BROADCAST))
+collective("OpGroupNonUniformShuffle")(_gather(G.SHUFFLE))
+collective("OpGroupNonUniformShuffleXor")(_gather(G.SHUFFLE_XOR))
+collective("OpGroupNonUniformShuffleUp")(_gather(G.SHUFFLE_UP))
+collective("OpGroupNonUniformShuffleDown")(_gather(G.SHUFFLE_DOWN))
+collective("OpGroupNonUniformQuadBroadcast")(_gather(G.QUAD_BROADCAST))
+collective("OpGroupNonUniformQuadSwap")(_gather(G.QUAD_SWAP))
+collective("OpGroupNonUniformBroadcastFirst")(_gather(G.FIRST, has_index=False))
 
 
 @collective("OpGroupNonUniformElect")
 def _elect(em, ins, wait, resume):
     r = em.coll_result(ins)[0]
-    _per_subgroup(em)
-    em.line("first = True")
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait}:")
-    em.line(f"        {r}[l] = first")
-    em.line("        first = False")
-    em.indent -= 1
-    _resume_all(em, wait, resume)
+    em.line(f"sg_elect(state, {wait}, {r}, {em.sg})")
+    em.line(f"sg_resume(state, {wait}, {resume})")
 
 
 def _vote(kind):
     def lower(em, ins, wait, resume):
-        x = em.coll_operand(ins.operands[1])
+        xs = em.coll_arrays(ins.operands[1])
         r = em.coll_result(ins)[0]
-        _per_subgroup(em)
-        if kind == "AllEqual":
-            em.line("v = True; seen = False")
-            em.line("for l in range(lo, hi):")
-            em.line(f"    if state[l] == {wait}:")
-            em.line("        if not seen:")
-            for i, xi in enumerate(x):
-                em.line(f"            f{i} = {xi}")
-            em.line("            seen = True")
-            cond = " or ".join(f"{xi} != f{i}" for i, xi in enumerate(x))
-            em.line(f"        elif {cond}:")
-            em.line("            v = False")
-        else:
-            em.line(f"v = {'True' if kind == 'All' else 'False'}")
-            em.line("for l in range(lo, hi):")
-            em.line(f"    if state[l] == {wait}:")
-            if kind == "All":
-                em.line(f"        v = v and {x[0]}")
-            else:
-                em.line(f"        v = v or {x[0]}")
-        em.line("for l in range(lo, hi):")
-        em.line(f"    if state[l] == {wait}:")
-        em.line(f"        {r}[l] = v")
-        em.indent -= 1
-        _resume_all(em, wait, resume)
+        for i, x in enumerate(xs):
+            em.line(f"sg_vote(state, {wait}, {kind}, {x}, {r}, {i > 0}, {em.sg})")
+        em.line(f"sg_resume(state, {wait}, {resume})")
     return lower
 
 
-collective("OpGroupNonUniformAll")(_vote("All"))
-collective("OpGroupNonUniformAny")(_vote("Any"))
-collective("OpGroupNonUniformAllEqual")(_vote("AllEqual"))
+collective("OpGroupNonUniformAll")(_vote(G.VOTE_ALL))
+collective("OpGroupNonUniformAny")(_vote(G.VOTE_ANY))
+collective("OpGroupNonUniformAllEqual")(_vote(G.VOTE_EQUAL))
 
 
 @collective("OpGroupNonUniformBallot")
 def _ballot(em, ins, wait, resume):
-    x = em.coll_operand(ins.operands[1])[0]
+    x = em.coll_arrays(ins.operands[1])[0]
     r = em.coll_result(ins)
-    _per_subgroup(em)
-    em.line("m0 = np.uint32(0); m1 = np.uint32(0); m2 = np.uint32(0); m3 = np.uint32(0)")
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait} and {x}:")
-    em.line("        i = l - lo")
-    for w in range(4):
-        em.line(f"        if {32 * w} <= i < {32 * w + 32}:")
-        em.line(f"            m{w} = np.uint32(m{w} | np.uint32(1 << (i - {32 * w})))")
-    em.line("for l in range(lo, hi):")
-    em.line(f"    if state[l] == {wait}:")
-    for w in range(4):
-        em.line(f"        {r[w]}[l] = m{w}")
-    em.indent -= 1
-    _resume_all(em, wait, resume)
+    em.line(f"sg_ballot(state, {wait}, {x}, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {em.sg})")
+    em.line(f"sg_resume(state, {wait}, {resume})")
 
 
 # -- ballot queries: per lane, on a ballot value ---------------------------------------------------

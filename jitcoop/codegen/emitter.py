@@ -361,6 +361,7 @@ class KernelGen:
         for n, e in zip(names, exprs):
             self.line(f"{n} = {e}")
         self.names[rid] = names
+        self.spill_if_crossing(rid)
 
     def alias(self, rid: int, names: list[str]):
         """A result that is exactly other values' leaves (copies, extracts): no code."""
@@ -535,7 +536,10 @@ class KernelGen:
         self._find_alias_loads()
         self._find_uniform()
         self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
-        self.spilled: dict[str, str] = {}     # leaf name -> numpy dtype string
+        self.slots: dict[str, tuple] = {}        # leaf name -> (dtype tag, row)
+        self.slot_rows: dict[str, list] = {}     # dtype tag -> leaf names, one per row
+        if self.has_collectives:
+            self._plan_spills()
         body_lines = self._emit_blocks()
         sched_lines = self._emit_scheduler() if self.has_collectives else []
         self.meta.sites = self.sites
@@ -597,7 +601,7 @@ class KernelGen:
                 continue
             t = b.term.operands[0]
             tb = self._bmap().get(t)
-            if tb is None or t == entry or tb.collective or t == b.label:
+            if tb is None or t == entry or t == b.label:
                 continue
             if self.has_collectives and self._is_resume(tb):
                 continue
@@ -805,6 +809,8 @@ class KernelGen:
             self.line(f"{t} = {s}")
         for n, t, s in copies:
             self.line(f"{n} = {t}")
+        for phi in tb.phis:
+            self.spill_if_crossing(phi.result)
         if target in getattr(self, "merged", ()):
             self._emit_block_body(tb)
             return
@@ -854,15 +860,27 @@ class KernelGen:
 
     # -- collectives ------------------------------------------------------------------------------
     def _emit_suspend(self, b):
+        """Stop the lane before a collective. SSA values were written to their slots where they
+        were defined; promoted variables are written only if stored since the lane last resumed."""
         ins = b.instrs[0]
         idx = self.collective_index(b)
         if ins.result is not None:
-            # The scheduler writes the result to its spill slots; the resumed lane reloads it.
+            # The scheduler writes the result to its slots; the resumed lane reloads it.
             self.names[ins.result] = self.item_names(ins.result)
-        for name in sorted(self._names_of(self.live_in[b.label])):
-            self._spill(name)
+        dirty = self.dirty_in.get(b.label, set())
+        for x in sorted(self.live_in[b.label], key=str):
+            if isinstance(x, tuple) and x in dirty:
+                for name in self.item_names(x):
+                    self.line(f"{self.slot_at(name, 'lane')} = {name}")
         self.line(f"state[lane] = {-2 - idx}")
         self.line("break")
+
+    def spill_if_crossing(self, rid):
+        """Write a just-defined SSA value to its slots when a collective lies on some path
+        between it and a use."""
+        if self.has_collectives and rid in self.crossing:
+            for name in self.item_names(rid):
+                self.line(f"{self.slot_at(name, 'lane')} = {name}")
 
     def collective_index(self, b) -> int:
         if b not in self.collective_blocks:
@@ -870,17 +888,29 @@ class KernelGen:
         return self.collective_blocks.index(b)
 
     def _emit_reload(self, b):
-        for name in sorted(self._names_of(self.live_in[b.label])):
-            self.line(f"{name} = sp_{name}[lane]")
-            self._spill_slot(name)
+        """A resumed lane gets back the values it uses before its next collective."""
+        need = self.live_in[b.label] & self.used_soon.get(b.label, set())
+        for name in sorted(self._names_of(need)):
+            self.line(f"{name} = {self.slot_at(name, 'lane')}")
 
-    def _spill(self, name):
-        self._spill_slot(name)
-        self.line(f"sp_{name}[lane] = {name}")
+    def slot(self, name: str) -> tuple[str, int]:
+        """The per-lane slot of a leaf: a row of the 2-D slot array of its dtype."""
+        key = self.slots.get(name)
+        if key is None:
+            dt = self.name_types[name]
+            tag = dt[3:]
+            rows = self.slot_rows.setdefault(tag, [])
+            rows.append(name)
+            key = self.slots[name] = (tag, len(rows) - 1)
+        return key
 
-    def _spill_slot(self, name):
-        if name not in self.spilled:
-            self.spilled[name] = self.name_dtype(name)
+    def slot_row(self, name: str) -> str:
+        tag, k = self.slot(name)
+        return f"S_{tag}[{k}]"
+
+    def slot_at(self, name: str, lane: str) -> str:
+        tag, k = self.slot(name)
+        return f"S_{tag}[{k}, {lane}]"
 
     def name_dtype(self, name: str) -> str:
         return self.name_types[name]
@@ -914,6 +944,41 @@ class KernelGen:
             self.name_types[n] = nb_type(s)
         return names
 
+    def _plan_spills(self):
+        """Which SSA values cross a collective (spilled where defined), which values a resumed
+        lane uses before its next collective (reloaded), and which promoted variables may have
+        been stored since the lane last resumed (spilled at the next collective)."""
+        ud = _UsesDefs(self)
+        self.crossing = {x for b in self.ff.blocks if b.collective
+                         for x in self.live_in[b.label] if not isinstance(x, tuple)}
+        self.used_soon = liveness(self.ff, ud, stop=lambda b: b.collective)
+        preds = {}
+        for b in self.ff.blocks:
+            for t in b.succs():
+                preds.setdefault(t, []).append(b.label)
+        stores = {}
+        for b in self.ff.blocks:
+            st = set()
+            for ins in b.instrs:
+                st.update(d for d in ud(ins)[1] if isinstance(d, tuple))
+            stores[b.label] = st
+        all_vars = {("var", v) for v in self.promoted}
+        entry = self.ff.blocks[0].label
+        dirty_in = {b.label: set() for b in self.ff.blocks}
+        dirty_out = {b.label: set() for b in self.ff.blocks}
+        changed = True
+        while changed:
+            changed = False
+            for b in self.ff.blocks:
+                inn = set(all_vars) if b.label == entry else set()
+                for p in preds.get(b.label, ()):
+                    inn |= dirty_out[p]
+                out = set() if b.collective else inn | stores[b.label]
+                if inn != dirty_in[b.label] or out != dirty_out[b.label]:
+                    dirty_in[b.label], dirty_out[b.label] = inn, out
+                    changed = True
+        self.dirty_in = dirty_in
+
     def _emit_scheduler(self) -> list[str]:
         saved = self.lines
         self.lines = []
@@ -933,37 +998,23 @@ class KernelGen:
         return out
 
     def coll_result(self, ins) -> list[str]:
-        """Spill slot names for a collective's result (the resumed lane reloads them)."""
+        """Slot rows for a collective's result (the resumed lane reloads them)."""
         names = self.item_names(ins.result)
-        for n in names:
-            self._spill_slot(n)
         self.names[ins.result] = names
-        return [f"sp_{n}" for n in names]
+        return [self.slot_row(n) for n in names]
 
     def coll_arrays(self, vid) -> list[str]:
-        """Per-lane arrays (spill slots) holding an operand of a collective, one per leaf; a
+        """Per-lane arrays (slot rows) holding an operand of a collective, one per leaf; a
         uniform operand is broadcast into a slot of its own first."""
         if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
             out = []
             for i, (v, s) in enumerate(zip(self.vals(vid), self.leaf_types(self.value_type(vid)))):
                 n = f"u{vid}_{i}"
-                self.spilled.setdefault(n, nb_type(s))
-                self.line(f"sp_{n}[:] = {v}")
-                out.append(f"sp_{n}")
+                self.name_types[n] = nb_type(s)
+                self.line(f"{self.slot_row(n)}[:] = {v}")
+                out.append(self.slot_row(n))
             return out
-        names = self.item_names(vid)
-        for n in names:
-            self._spill_slot(n)
-        return [f"sp_{n}" for n in names]
-
-    def coll_operand(self, vid) -> list[str]:
-        """Per-lane array expressions (indexable by [l]) for a collective's operand."""
-        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
-            return [f"{c}" for c in self.vals(vid)]          # uniform: used without [l]
-        names = self.item_names(vid)
-        for n in names:
-            self._spill_slot(n)
-        return [f"sp_{n}[l]" for n in names]
+        return [self.slot_row(n) for n in self.item_names(vid)]
 
     # -- assembly ---------------------------------------------------------------------------------
     def _assemble(self, body: list[str], sched: list[str]) -> str:
@@ -982,8 +1033,8 @@ class KernelGen:
             a(I + ln)
         if self.has_collectives:
             a(I + f"state = np.zeros({W}, np.int32)")
-            for name, dt in sorted(self.spilled.items()):
-                a(I + f"sp_{name} = np.zeros({W}, {dt})")
+            for tag, rows in sorted(self.slot_rows.items()):
+                a(I + f"S_{tag} = np.zeros(({len(rows)}, {W}), np.{tag})")
         a(I + "for wg in range(wg_begin, wg_end):")
         I2 = I * 2
         a(I2 + "wx = wg % ngx; wq = wg // ngx; wy = wq % ngy; wz = wq // ngy")

@@ -238,7 +238,7 @@ def _split_collectives(ff: FlatFunction, ids: _Ids, is_collective):
     ff.blocks = out
 
 
-def liveness(ff: FlatFunction, uses_defs) -> dict:
+def liveness(ff: FlatFunction, uses_defs, stop=None) -> dict:
     """live-in sets per block label. `uses_defs(ins)` gives (used names, defined names) of an
     instruction, in the emitter's terms (SSA ids and promoted variables)."""
     bm = ff.block_map()
@@ -253,6 +253,9 @@ def liveness(ff: FlatFunction, uses_defs) -> dict:
                         phi_uses[pred].update(uses_defs.phi_value(ins.operands[i]))
     for b in ff.blocks:
         gen, kill = set(), set()
+        if stop is not None and stop(b):
+            info[b.label] = (gen, kill)
+            continue
         for ins in b.instrs:
             if ins.opname == "OpPhi":
                 kill.add(ins.result)
@@ -271,6 +274,9 @@ def liveness(ff: FlatFunction, uses_defs) -> dict:
         changed = False
         for b in order:
             out = set()
+            if stop is not None and stop(b):
+                live_in[b.label] = set()
+                continue
             for s in b.succs():
                 out |= live_in.get(s, set())
             gen, kill = info[b.label]

@@ -57,6 +57,7 @@ def _copy(em, ins):
         em.ptrs[ins.result] = p
         if p.kind == "mem":
             em.names[ins.result] = [p.addr]
+            em.spill_if_crossing(ins.result)
         return
     em.define(ins, em.vals(ins.operands[0]))
 

@@ -34,6 +34,7 @@ def define_ptr(em, rid, p: Ptr):
     em.ptrs[rid] = p
     if p.kind == "mem":
         em.names[rid] = [p.addr]
+        em.spill_if_crossing(rid)
 
 
 @rule("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain")

@@ -1,0 +1,117 @@
+"""Memory: buffer_reference pointers, std140 vs std430 layouts built by hand, 8/16-bit storage,
+row-major matrices, and atomics (64-bit too) from many workgroups on several threads."""
+import struct
+
+import numpy as np
+import pytest
+
+import jitcoop
+from conftest import SHADERS
+
+
+def _std140_and_430():
+    """The same values laid out by the GLSL rules, written byte by byte from the spec."""
+    p, w, m, arr = (1.0, 2.0, 3.0), 4.0, ((5.0, 6.0), (7.0, 8.0)), (9.0, 10.0)
+    v = [(11.0 + 4 * k, 12.0 + 4 * k, 13.0 + 4 * k, 14.0 + 4 * k) for k in range(3)]
+    f = (23.0, 24.0, 25.0)
+    u = bytearray(176)
+    # std140: struct S at 0 (align 16): vec3 p @0, float w @12, mat2 columns stride 16 @16, @32,
+    # float arr[2] stride 16 @48, @64 -> size 80; vec4 v[3] @80; float f[3] stride 16 @128.
+    struct.pack_into("<3ff", u, 0, *p, w)
+    struct.pack_into("<2f", u, 16, *m[0]); struct.pack_into("<2f", u, 32, *m[1])
+    struct.pack_into("<f", u, 48, arr[0]); struct.pack_into("<f", u, 64, arr[1])
+    for k in range(3):
+        struct.pack_into("<4f", u, 80 + 16 * k, *v[k])
+        struct.pack_into("<f", u, 128 + 16 * k, f[k])
+    b = bytearray(96)
+    # std430: p @0, w @12, mat2 columns stride 8 @16, @24, arr stride 4 @32, @36 -> size 48 (align 16);
+    # v[3] @48; f[3] stride 4 @96... rounded: v ends at 96, f @96..108.
+    b = bytearray(112)
+    struct.pack_into("<3ff", b, 0, *p, w)
+    struct.pack_into("<4f", b, 16, *m[0], *m[1])
+    struct.pack_into("<2f", b, 32, *arr)
+    for k in range(3):
+        struct.pack_into("<4f", b, 48 + 16 * k, *v[k])
+    struct.pack_into("<3f", b, 96, *f)
+    i = np.arange(32)
+    ref = p[1] + w + m[1][0] + arr[1] + np.array([v[k][2] for k in i % 3]) + np.array([f[k] for k in i % 3])
+    return np.frombuffer(bytes(u), np.uint8).copy(), np.frombuffer(bytes(b), np.uint8).copy(), ref
+
+
+@pytest.fixture(scope="module")
+def memory_kernel():
+    dev = jitcoop.Device()
+    return dev, dev.load(SHADERS / "core" / "memory.spv").kernel()
+
+
+def test_linked_list_layouts_and_small_types(memory_kernel):
+    dev, k = memory_kernel
+    # five nodes {int value; Node next;}: value @0, next @8, 16 bytes each, in one device buffer
+    nodes = np.zeros(5 * 16, np.uint8)
+    buf = dev.buffer(nodes)
+    order = [3, 0, 4, 1, 2]                  # walk the nodes out of memory order
+    for n, (cur, nxt) in enumerate(zip(order, order[1:] + [None])):
+        struct.pack_into("<i", nodes, 16 * cur, 10 * (n + 1))
+        struct.pack_into("<Q", nodes, 16 * cur + 8, 0 if nxt is None else buf.address + 16 * nxt)
+    inb = np.zeros(8 + 32 + 64, np.uint8)
+    struct.pack_into("<Q", inb, 0, buf.address + 16 * order[0])
+    i8 = (np.arange(32) * 9 - 100).astype(np.int8)
+    u16 = (np.arange(32) * 2000 + 7).astype(np.uint16)
+    inb[8:40] = i8.view(np.uint8)
+    inb[40:104] = u16.view(np.uint8)
+    u140, b430, ref = _std140_and_430()
+    out = np.zeros(24 + 96 * 4, np.uint8)
+    struct.pack_into("<qqQ", out, 0, 0, 2 ** 62, 0)
+    rows = np.zeros(48, np.float32)
+    rows[:6] = [1, 2, 3, 4, 5, 6]            # row_major mat2x3: 3 rows of (c0, c1), stride 8
+    k.dispatch(1, {0: u140, 1: b430, 2: out, 3: inb, 4: rows})
+    total, mn, orr = struct.unpack_from("<qqQ", out, 0)
+    assert total == 32 * 150 * 10 ** 9 + sum(range(32))
+    assert mn == int(i8.min()) * 10 ** 12
+    assert orr == sum(1 << (i + 20) for i in range(32))
+    o = out[24:].view(np.float32)
+    np.testing.assert_array_equal(o[:32], ref.astype(np.float32))
+    np.testing.assert_array_equal(o[32:64], ref.astype(np.float32))
+    np.testing.assert_array_equal(o[64:96], u16.astype(np.float32) + i8.astype(np.float32))
+    # row_major mat2x3 in std430: 3 rows, each a vec2, MatrixStride 8
+    rm = rows[:6].reshape(3, 2)              # [row][col]
+    # column-major at offset 32 (a vec3 column aligns to 16): columns at bytes 32 and 48
+    cm = np.stack([rows[8:11], rows[12:15]])
+    np.testing.assert_array_equal(cm, np.array([[1, 3, 5], [2, 4, 6]], np.float32))
+    assert rm[2, 1] == 99.0
+
+
+def test_a_pointer_outside_every_buffer_is_an_error(memory_kernel):
+    dev, k = memory_kernel
+    inb = np.zeros(104, np.uint8)
+    struct.pack_into("<Q", inb, 0, 0x1234_5678_9000)      # not an address the device handed out
+    u140, b430, _ = _std140_and_430()
+    out = np.arange(24 + 96 * 4, dtype=np.uint8)
+    before = out.copy()
+    with pytest.raises(jitcoop.ExecutionError) as e:
+        k.dispatch(1, {0: u140, 1: b430, 2: out, 3: inb, 4: np.zeros(48, np.float32)})
+    assert e.value.opname == "OpLoad" and e.value.lane == 0 and e.value.workgroup == (0, 0, 0)
+    assert "outside every buffer" in str(e.value)
+    np.testing.assert_array_equal(out, before)
+
+
+def test_atomics_from_many_workgroups_are_exact():
+    k = jitcoop.Device().load(SHADERS / "core" / "atomics.spv").kernel()
+    n = 64 * 40
+    c = np.zeros(64 + 4 * n, np.uint8)
+    struct.pack_into("<Qqq", c, 0, 0, 2 ** 62, -2 ** 62)
+    struct.pack_into("<i", c, 36, 2 ** 31 - 1)
+    k.dispatch(40, {0: c}, threads=2)
+    s64, mn, mx, orr = struct.unpack_from("<QqqQ", c, 0)
+    g = np.arange(n, dtype=np.uint64)
+    assert s64 == int((g * 2 ** 32 + 1).sum()) % 2 ** 64
+    assert mn == -(n - 1) * 3000000000 and mx == (n - 1) * 3000000000
+    assert orr == 2 ** 64 - 1
+    cnt, smin, umax, xr, cas = struct.unpack_from("<IiIII", c, 32)
+    fsum = struct.unpack_from("<f", c, 52)[0]
+    assert cnt == n and smin == -1000 and umax == 3 * (n - 1)
+    assert xr == int(np.bitwise_xor.reduce(np.arange(n)))
+    assert 64 <= cas <= n
+    assert fsum == 0.5 * n
+    slots = c[56:56 + 4 * n].view(np.uint32)
+    assert sorted(slots.tolist()) == list(range(1, n + 1))

@@ -224,10 +224,13 @@ class Specialization:
 
     def _fold(self, ins, t) -> list:
         o = ins.operands
-        opname = grammar().by_opcode[o[0]].opname
+        spec = grammar().by_opcode.get(o[0])
+        if spec is None:
+            raise ins.error(f"OpSpecConstantOp of unknown opcode {o[0]}")
+        opname = spec.opname[2:]            # fold() names operations without the "Op"
         args = o[1:]
         from .fold import fold
         try:
             return fold(self, opname, t, args)
         except KeyError:
-            raise ins.error(f"OpSpecConstantOp {opname} is not supported") from None
+            raise ins.error(f"OpSpecConstantOp Op{opname} is not supported") from None

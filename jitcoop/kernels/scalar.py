@@ -94,7 +94,7 @@ def f2u(x, hi):
 @njit(**_opts)
 def fmod_spirv(a, b):
     """OpFMod: the result takes the sign of b."""
-    r = math.fmod(a, b)
+    r = np.fmod(a, b)
     if r != 0 and ((r < 0) != (b < 0)):
         r += b
     return r

@@ -82,7 +82,7 @@ def _float_binary(template):
 
 
 for _op, _tpl in {"OpFAdd": "{a} + {b}", "OpFSub": "{a} - {b}", "OpFMul": "{a} * {b}",
-                  "OpFDiv": "{a} / {b}", "OpFRem": "math.fmod({a}, {b})",
+                  "OpFDiv": "{a} / {b}", "OpFRem": "np.fmod({a}, {b})",
                   "OpFMod": "fmod_spirv({a}, {b})"}.items():
     rule(_op)(_float_binary(_tpl))
 

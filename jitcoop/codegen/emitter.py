@@ -210,7 +210,9 @@ class KernelGen:
                 if writable and self._all_members_nonwritable(ins.result, t):
                     writable = False
                 self.bindings[ins.result] = Binding(ds, bd, index, ins.result, t,
-                                                    self._min_size(t), writable, sc, m.name_of(ins.result))
+                                                    self._min_size(t), writable, sc,
+                                                    m.names.get(ins.result) or m.names.get(getattr(t, "id", -1))
+                                                    or m.name_of(ins.result))
                 index += 1
             elif sc == "PushConstant":
                 self.push_var = ins.result

@@ -461,40 +461,14 @@ class KernelGen:
         return "its object"
 
     def load_leaf(self, s, addr: str) -> str:
-        if s.kind == "bool":
-            return f"(ld_u32({addr}) != 0)"
-        if s.kind == "ptr":
-            return f"ld_i64({addr})"
-        if s.kind == "int":
-            return f"ld_{'i' if s.signed else 'u'}{s.width}({addr})"
-        if s.width == 32:
-            return f"ld_f32({addr})"
-        if s.width == 64:
-            return f"ld_f64({addr})"
-        if s.width == 16:
-            fn = "bf16_to_f32" if s.encoding == "bf16" else "f16_to_f32"
-            return f"{fn}(ld_u16({addr}))"
-        if s.width == 8:
-            return f"{s.encoding}_to_f32(ld_u8({addr}))"
-        raise TypeError(s)
+        from .rules.common import leaf_format
+        f = leaf_format(s)
+        return f.from_mem(f"ld_{f.mem}({addr})")
 
     def store_leaf(self, s, addr: str, v: str) -> str:
-        if s.kind == "bool":
-            return f"st_u32({addr}, np.uint32(1 if {v} else 0))"
-        if s.kind == "ptr":
-            return f"st_i64({addr}, np.int64({v}))"
-        if s.kind == "int":
-            return f"st_{'i' if s.signed else 'u'}{s.width}({addr}, {v})"
-        if s.width == 32:
-            return f"st_f32({addr}, {v})"
-        if s.width == 64:
-            return f"st_f64({addr}, {v})"
-        if s.width == 16:
-            fn = "f32_to_bf16" if s.encoding == "bf16" else "f32_to_f16"
-            return f"st_u16({addr}, {fn}({v}))"
-        if s.width == 8:
-            return f"st_u8({addr}, f32_to_{s.encoding}({v}, False))"
-        raise TypeError(s)
+        from .rules.common import leaf_format
+        f = leaf_format(s)
+        return f"st_{f.mem}({addr}, {f.to_mem(v)})"
 
     # -- builtins ---------------------------------------------------------------------------------
     def builtin_leaves(self, name: str, ins) -> list[str]:

@@ -52,40 +52,63 @@ def round_from64(expr: str, s: Scalar) -> str:
     return round_to(f"np.float32({expr})", s)
 
 
+class LeafFormat:
+    """How a leaf of one scalar type sits in memory: the type of the load/store (`mem`, e.g.
+    "f32", "u16") and the conversions between the value the code holds and that memory value
+    (`encode`/`decode` templates on "{}"; None when they are the same)."""
+
+    def __init__(self, mem, encode=None, decode=None):
+        self.mem, self.encode, self.decode = mem, encode, decode
+
+    def to_mem(self, v: str) -> str:
+        return self.encode.format(v) if self.encode else v
+
+    def from_mem(self, m: str) -> str:
+        return self.decode.format(m) if self.decode else m
+
+
+def leaf_format(s: Scalar) -> LeafFormat:
+    if s.kind == "int":
+        return LeafFormat(f"{'i' if s.signed else 'u'}{s.width}")
+    if s.kind == "ptr":
+        return LeafFormat("i64", "np.int64({})")
+    if s.kind == "bool":
+        return LeafFormat("u32", "np.uint32(1 if {} else 0)", "({} != 0)")
+    if s.width in (32, 64):
+        return LeafFormat(f"f{s.width}")
+    if s.encoding == "bf16":
+        return LeafFormat("u16", "f32_to_bf16({})", "bf16_to_f32({})")
+    if s.width == 16:
+        return LeafFormat("u16", "f32_to_f16({})", "f16_to_f32({})")
+    return LeafFormat("u8", f"f32_to_{s.encoding}({{}}, False)", f"{s.encoding}_to_f32({{}})")
+
+
+def _mem_bits(m: str, mem: str) -> str:
+    """An np.uint64 of the bits of a memory-typed value."""
+    if mem == "f32":
+        return f"np.uint64(f32_bits({m}))"
+    if mem == "f64":
+        return f"f64_bits({m})"
+    return f"np.uint64(np.uint{mem[1:]}({m}))"
+
+
 def bits_of(expr: str, s: Scalar) -> str:
     """The bit pattern of a leaf as an np.uint64 expression."""
-    if s.kind == "int":
-        return f"np.uint64({unsigned(s)}({expr}))"
-    if s.kind == "ptr":
-        return f"np.uint64({expr})"
-    if s.kind == "bool":
-        return f"np.uint64(1 if {expr} else 0)"
-    if s.width == 64:
-        return f"f64_bits({expr})"
-    if s.width == 32:
-        return f"np.uint64(f32_bits({expr}))"
-    if s.width == 16:
-        fn = "f32_to_bf16" if s.encoding == "bf16" else "f32_to_f16"
-        return f"np.uint64({fn}({expr}))"
-    return f"np.uint64(f32_to_{s.encoding}({expr}, False))"
+    f = leaf_format(s)
+    return _mem_bits(f.to_mem(expr), f.mem)
 
 
 def from_bits(expr: str, s: Scalar) -> str:
     """A leaf of type s from an unsigned bit-pattern expression (excess high bits ignored)."""
-    if s.kind == "int":
-        return f"{nb_type(s)}({unsigned(s)}({expr}))"
-    if s.kind == "ptr":
-        return f"np.int64({expr})"
-    if s.kind == "bool":
-        return f"(({expr}) != 0)"
-    if s.width == 64:
-        return f"bits_f64(np.uint64({expr}))"
-    if s.width == 32:
-        return f"bits_f32(np.uint32({expr}))"
-    if s.width == 16:
-        fn = "bf16_to_f32" if s.encoding == "bf16" else "f16_to_f32"
-        return f"{fn}(np.uint16({expr}))"
-    return f"{s.encoding}_to_f32(np.uint8({expr}))"
+    f = leaf_format(s)
+    w = f.mem[1:]
+    if f.mem == "f32":
+        m = f"bits_f32(np.uint32({expr}))"
+    elif f.mem == "f64":
+        m = f"bits_f64(np.uint64({expr}))"
+    else:
+        m = f"np.{'' if f.mem[0] == 'i' else 'u'}int{w}(np.uint{w}({expr}))"
+    return f.from_mem(m)
 
 
 def check_leaves(ins, a, b):

@@ -162,6 +162,31 @@ class Module:
             for ep in self.entry_points:
                 if ep.function == func_id:
                     ep.modes.append((mode, args, is_id))
+        self._check_ids()
+
+    _ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
+    _NAMING = ("OpName", "OpMemberName", "OpDecorate", "OpMemberDecorate", "OpDecorateId",
+               "OpDecorateString", "OpMemberDecorateString", "OpDecorationGroup",
+               "OpGroupDecorate", "OpGroupMemberDecorate", "OpTypeForwardPointer")
+
+    def _check_ids(self):
+        """Every id an instruction uses is defined somewhere in the module, and every result type
+        is a type: found at load, with the instruction that uses it."""
+        defined = self.all_defs
+        for ins in self.instructions:
+            if ins.opname in self._NAMING or ins.opname.startswith("OpExtInst"):
+                continue
+            if ins.result_type is not None:
+                t = defined.get(ins.result_type)
+                if t is None or not t.opname.startswith("OpType"):
+                    raise ins.error(f"result type %{ins.result_type} is not a type defined in the module")
+            for x, k in zip(ins.operands, ins.kinds):
+                if k in self._ID_KINDS and x not in defined:
+                    raise ins.error(f"operand %{x} is not defined anywhere in the module")
+        for ep in self.entry_points:
+            if ep.function not in self.functions:
+                raise SpirvError(f"entry point {ep.name!r} names %{ep.function}, which is not a "
+                                 "function of this module")
 
     # -- queries ----------------------------------------------------------------------------------
     def decoration(self, id_: int, name: str, default=None):

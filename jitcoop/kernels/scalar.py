@@ -212,8 +212,8 @@ def round_half_even(x):
 def round_half_away(x):
     if x != x:
         return x
-    r = math.floor(abs(x) + 0.5)
-    return math.copysign(r, x)
+    r = np.floor(abs(x) + 0.5)
+    return np.copysign(r, x)
 
 
 @njit(**_opts)

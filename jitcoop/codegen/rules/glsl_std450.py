@@ -28,8 +28,8 @@ def _float1(template):
 
 _FLOAT = {
     "Round": "round_half_away({0})", "RoundEven": "np.rint({0})", "Trunc": "np.trunc({0})",
-    "FAbs": "abs({0})", "FSign": "fsign({0})", "Floor": "math.floor({0}) if abs({0}) < np.inf else {0}",
-    "Ceil": "math.ceil({0}) if abs({0}) < np.inf else {0}", "Fract": "({0} - np.floor({0}))",
+    "FAbs": "abs({0})", "FSign": "fsign({0})", "Floor": "np.floor({0})",
+    "Ceil": "np.ceil({0})", "Fract": "({0} - np.floor({0}))",
     "Radians": "({0} * 0.017453292519943295)", "Degrees": "({0} * 57.29577951308232)",
     "Sin": "np.sin({0})", "Cos": "np.cos({0})", "Tan": "np.tan({0})", "Asin": "np.arcsin({0})",
     "Acos": "np.arccos({0})", "Atan": "np.arctan({0})", "Sinh": "np.sinh({0})", "Cosh": "np.cosh({0})",
@@ -74,20 +74,26 @@ for _n, _t, _k in (("SAbs", "abs(np.int64({0}))", "s"), ("SSign", "(1 if {0} > 0
     ext_rule(GLSL, _n)(_int(_t, _k))
 
 
-@ext_rule(GLSL, "FindILsb")
-def _find_ilsb(em, ins, args):
-    _map(em, ins, args, lambda s, a: f"{nb_type(s)}(find_lsb(np.uint64(np.uint32({a[0]}))))")
+def _find(fn):
+    def lower(em, ins, args):
+        src = scalars(em.value_type(args[0]))
+        vals = em.vals(args[0])
+        out = []
+        for s, a, t in zip(scalars(em.rtype(ins)), vals, src):
+            if fn == "smsb":
+                # The most significant bit that differs from the sign bit.
+                S = signed(t)
+                x = f"np.uint64({unsigned(t)}(~{S}({a}) if {S}({a}) < 0 else {S}({a})))"
+                out.append(f"{nb_type(s)}(find_umsb({x}))")
+            else:
+                out.append(f"{nb_type(s)}(find_{fn}(np.uint64({unsigned(t)}({a}))))")
+        em.define(ins, out)
+    return lower
 
 
-@ext_rule(GLSL, "FindUMsb")
-def _find_umsb(em, ins, args):
-    _map(em, ins, args, lambda s, a: f"{nb_type(s)}(find_umsb(np.uint64(np.uint32({a[0]}))))")
-
-
-@ext_rule(GLSL, "FindSMsb")
-def _find_smsb(em, ins, args):
-    # The most significant bit that differs from the sign bit.
-    _map(em, ins, args, lambda s, a: f"{nb_type(s)}(find_umsb(np.uint64(np.uint32(~np.int32({a[0]}) if np.int32({a[0]}) < 0 else np.int32({a[0]})))))")
+ext_rule(GLSL, "FindILsb")(_find("lsb"))
+ext_rule(GLSL, "FindUMsb")(_find("umsb"))
+ext_rule(GLSL, "FindSMsb")(_find("smsb"))
 
 
 @ext_rule(GLSL, "IMix")

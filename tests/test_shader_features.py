@@ -123,9 +123,7 @@ def test_push_constants_as_bytes(kc, rng):
 
 @pytest.mark.parametrize("value, flag", [
     (0, 0), (False, 0), (np.uint32(0), 0), (np.uint32(1), 1),
-    pytest.param(b"\0\0\0\0", 0, marks=pytest.mark.xfail(
-        reason="engine: a bool spec constant given as 4 zero bytes (VkBool32 data) is taken as "
-               "true (bool(bytes)); expected false or a BindingError", strict=True)),
+    (b"\0\0\0\0", 0), (b"\1\0\0\0", 1),
 ])
 def test_spec_bool_from_a_four_byte_value(kc, value, flag):
     """A bool spec constant from a VkBool32-like value (default true in the shader): zero is

@@ -179,7 +179,7 @@ class Specialization:
             val = op.endswith("True")
             sid = self.m.decoration(cid, "SpecId") if op.startswith("OpSpec") else None
             if sid and sid[0] in self.values:
-                val = bool(self.values[sid[0]])
+                val = self._host_value(self.values[sid[0]], t, ins)
             return [val]
         if op in ("OpConstant", "OpSpecConstant"):
             bits = o[0]
@@ -214,6 +214,20 @@ class Specialization:
     def _host_value(self, v, t: Type, ins):
         if not isinstance(t, Scalar):
             raise ins.error("spec constant of a non-scalar type")
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            # Raw specialization data, as vkSpecializationInfo gives it: little-endian, 4 bytes
+            # for bools (VkBool32) and the type's width otherwise.
+            v = bytes(v)
+            size = 4 if t.kind == "bool" else t.width // 8
+            if len(v) != size:
+                raise BindingError(f"spec constant {self.m.name_of(ins.result)} takes {size} bytes; "
+                                   f"got {len(v)}")
+            bits = int.from_bytes(v, "little")
+            if t.kind == "bool":
+                return bits != 0
+            if t.kind == "int":
+                return wrap_int(bits, t)
+            return float_from_bits(bits, t)
         if t.kind == "bool":
             return bool(v)
         if t.kind == "int":

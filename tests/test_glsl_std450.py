@@ -639,7 +639,7 @@ def test_int_function_edges(kernels, name):
         check_int(kernels("std450_int"), a, b, c, f, la, lb, names=[name])
 
 
-@pytest.mark.xfail(strict=True, reason=PACK_UNORM_NAN_BUG)
+
 def test_pack_unorm_nan_component(kernels):
     """packUnorm4x8 with one NaN component: the other three bytes are still defined."""
     f = np.zeros((N, 4), F32)

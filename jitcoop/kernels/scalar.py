@@ -306,7 +306,7 @@ def pack_unorm4x8(a, b, c, d):
     r = np.uint32(0)
     i = 0
     for v in (a, b, c, d):
-        q = np.uint32(np.rint(min(max(np.float64(v), 0.0), 1.0) * 255.0))
+        q = np.uint32(np.rint(min(max(np.float64(v), 0.0), 1.0) * 255.0)) & np.uint32(0xFF)   # a NaN must not spill into other bytes
         r |= q << np.uint32(8 * i)
         i += 1
     return r
@@ -325,8 +325,8 @@ def pack_snorm4x8(a, b, c, d):
 
 @njit(**_opts)
 def pack_unorm2x16(a, b):
-    qa = np.uint32(np.rint(min(max(np.float64(a), 0.0), 1.0) * 65535.0))
-    qb = np.uint32(np.rint(min(max(np.float64(b), 0.0), 1.0) * 65535.0))
+    qa = np.uint32(np.rint(min(max(np.float64(a), 0.0), 1.0) * 65535.0)) & np.uint32(0xFFFF)
+    qb = np.uint32(np.rint(min(max(np.float64(b), 0.0), 1.0) * 65535.0)) & np.uint32(0xFFFF)
     return qa | (qb << np.uint32(16))
 
 

@@ -668,8 +668,6 @@ def check_frexp(kernel, xs):
         _report(f"frexp {x.dtype}", ok | ~finite, np.stack([m, e], 1), np.stack([wm, we], 1), (x,))
 
 
-@pytest.mark.xfail(strict=True, reason="engine: FrexpStruct lowers to np.frexp, which numba does "
-                   "not support on scalars: a shader using frexp() fails to compile (TypingError)")
 def test_frexp(kernels):
     """frexp on float32 and float64: mantissa in [0.5, 1) with the sign of x, exact; subnormals."""
     @SETTINGS

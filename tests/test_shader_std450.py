@@ -314,9 +314,6 @@ def test_matrix_inverse(kc, rng):
             np.testing.assert_allclose(got.reshape(n, n).T, inv, rtol=0, atol=tol)
 
 
-@pytest.mark.xfail(raises=numba.core.errors.TypingError, strict=True,
-                   reason="engine: GLSL.std.450 FrexpStruct passes the load check but is lowered to "
-                          "np.frexp, which numba does not support: TypingError at kernel()")
 def test_frexp(kc, rng):
     """frexp: x = m * 2^e with m in [0.5, 1) (subnormals included)."""
     k = kc("frexp")

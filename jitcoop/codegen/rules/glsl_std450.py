@@ -189,8 +189,8 @@ def _frexp_struct(em, ins, args):
     x = em.vals(args[0])
     s = scalars(em.rtype(ins))
     n = len(x)
-    em.define(ins, [round_to(f"np.frexp(np.float64({v}))[0]", t) for v, t in zip(x, s[:n])] +
-              [f"{nb_type(t)}(np.frexp(np.float64({v}))[1])" for v, t in zip(x, s[n:])])
+    em.define(ins, [round_to(f"math.frexp(np.float64({v}))[0]", t) for v, t in zip(x, s[:n])] +
+              [f"{nb_type(t)}(math.frexp(np.float64({v}))[1])" for v, t in zip(x, s[n:])])
 
 
 def _pack(fn_template, n):

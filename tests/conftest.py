@@ -86,3 +86,26 @@ def rebuild(names=()):
 if __name__ == "__main__":
     import sys
     rebuild(sys.argv[1:])
+
+
+_ARITH_KERNELS = {}
+
+
+@pytest.fixture(scope="session")
+def kernels():
+    """`kernels(name)`: the kernel of shaders/arith/<name>.spv, compiled once per session. A
+    compile failure is remembered too, so hypothesis does not recompile for every example."""
+    import jitcoop
+    dev = jitcoop.Device()
+
+    def get(name):
+        if name not in _ARITH_KERNELS:
+            try:
+                _ARITH_KERNELS[name] = dev.load(SHADERS / "arith" / f"{name}.spv").kernel()
+            except Exception as e:
+                _ARITH_KERNELS[name] = e
+        k = _ARITH_KERNELS[name]
+        if isinstance(k, Exception):
+            raise k
+        return k
+    return get

@@ -149,24 +149,8 @@ def test_shaders_match_expression_lists():
 # ---------------------------------------------------------------------------------------------
 # Kernels: one per shader for the whole module
 
-_KERNELS = {}
-
-
-@pytest.fixture(scope="module")
-def kernels():
-    dev = jitcoop.Device()
-
-    def get(name):
-        if name not in _KERNELS:
-            try:
-                _KERNELS[name] = dev.load(ARITH / f"{name}.spv").kernel()
-            except Exception as e:   # remembered, so hypothesis does not recompile per example
-                _KERNELS[name] = e
-        k = _KERNELS[name]
-        if isinstance(k, Exception):
-            raise k
-        return k
-    return get
+# `kernels(name)`: the compiled kernel of shaders/arith/<name>.spv (the `kernels` fixture in
+# conftest.py), compiled once per session.
 
 
 CONVERSIONS = [("int8", 8, True), ("uint8", 8, False), ("int16", 16, True), ("uint16", 16, False),

@@ -99,24 +99,8 @@ def test_expression_lists_match_shaders():
 # ---------------------------------------------------------------------------------------------
 # Kernels
 
-_KERNELS = {}
-
-
-@pytest.fixture(scope="module")
-def kernels():
-    dev = jitcoop.Device()
-
-    def get(name):
-        if name not in _KERNELS:
-            try:
-                _KERNELS[name] = dev.load(ARITH / f"{name}.spv").kernel()
-            except Exception as e:   # remembered, so hypothesis does not recompile per example
-                _KERNELS[name] = e
-        k = _KERNELS[name]
-        if isinstance(k, Exception):
-            raise k
-        return k
-    return get
+# `kernels(name)`: the compiled kernel of shaders/arith/<name>.spv (the `kernels` fixture in
+# conftest.py), compiled once per session.
 
 
 # ---------------------------------------------------------------------------------------------

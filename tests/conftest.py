@@ -5,8 +5,10 @@ and a session-wide cache of compiled kernels for the shader tests.
 JITCOOP_CACHE_DIR is honoured when the environment sets it; otherwise kernels are cached in the
 repository's `.pytest_cache/jitcoop`.
 """
+import math
 import os
 import zlib
+from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,3 +111,18 @@ def kernels():
             raise k
         return k
     return get
+
+
+def round_exact(q, p=24, emin=-126, emax=127):
+    """The exact nonzero value q (Fraction) rounded to nearest-even into the binary format of
+    precision p and exponents emin..emax (default float32), as a Python float (inf on overflow).
+    Written from IEEE 754 with no float arithmetic on the way: a reference for double rounding."""
+    sign = -1.0 if q < 0 else 1.0
+    q = abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    quantum = max(e, emin) - (p - 1)
+    n = round(q / Fraction(2) ** quantum)    # Fraction rounding: half to even
+    v = Fraction(n) * Fraction(2) ** quantum
+    return sign * (math.inf if v >= Fraction(2) ** (emax + 1) else float(v))

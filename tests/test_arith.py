@@ -26,6 +26,7 @@ import pytest  # noqa: E402
 from hypothesis import Phase, given, settings, strategies as st  # noqa: E402
 
 import jitcoop  # noqa: E402
+from conftest import round_exact  # noqa: E402
 
 ARITH = Path(__file__).resolve().parent / "shaders" / "arith"
 # 30 examples per test; no shrinking: a failure already names each failing lane's inputs, and
@@ -67,21 +68,10 @@ def round_to_format(x, fmt):
     float format `fmt`, as a Python float (inf on overflow). Written from IEEE 754, with no float
     arithmetic on the way, so it checks double-rounding paths (int64 -> float32, float64 ->
     float16)."""
-    p, emin, emax = FLOAT_FORMATS[fmt][:3]
     q = Fraction(x)
     if q == 0:
         return math.copysign(0.0, x) if isinstance(x, float) else 0.0
-    sign = -1.0 if q < 0 else 1.0
-    q = abs(q)
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    if Fraction(2) ** e > q:
-        e -= 1
-    quantum = max(e, emin) - (p - 1)
-    n = round(q / Fraction(2) ** quantum)  # Fraction rounding: half to even
-    v = Fraction(n) * Fraction(2) ** quantum
-    if v >= Fraction(2) ** (emax + 1):
-        return sign * math.inf
-    return sign * float(v)
+    return round_exact(q, *FLOAT_FORMATS[fmt][:3])
 
 
 def float_to_format(x, fmt):

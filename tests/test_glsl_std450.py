@@ -31,6 +31,7 @@ import pytest  # noqa: E402
 from hypothesis import Phase, given, settings, strategies as st  # noqa: E402
 
 import jitcoop  # noqa: E402
+from conftest import round_exact  # noqa: E402
 
 ARITH = Path(__file__).resolve().parent / "shaders" / "arith"
 # 30 examples per test; no shrinking: a failure already names each failing lane's inputs, and
@@ -194,20 +195,6 @@ def _fma_candidates(X, Y, Z):
                 fused[j] = 0.0
     with np.errstate(all="ignore"):
         return fused.astype(X.dtype), unfused
-
-
-def round_exact(q, p=24, emin=-126, emax=127):
-    """The exact nonzero value q (Fraction) rounded to nearest-even into the format of precision p
-    and exponents emin..emax (default float32), as a Python float (inf on overflow)."""
-    sign = -1.0 if q < 0 else 1.0
-    q = abs(q)
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    if Fraction(2) ** e > q:
-        e -= 1
-    quantum = max(e, emin) - (p - 1)
-    n = round(q / Fraction(2) ** quantum)    # Fraction rounding: half to even
-    v = Fraction(n) * Fraction(2) ** quantum
-    return sign * (math.inf if v >= Fraction(2) ** (emax + 1) else float(v))
 
 
 def _round32(q):

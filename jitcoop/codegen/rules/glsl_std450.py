@@ -215,43 +215,33 @@ def _unpack_half(em, ins, args):
                     f"f16_to_f32(np.uint16(np.uint32({v}) >> np.uint32(16)))"])
 
 
-@ext_rule(GLSL, "UnpackUnorm4x8", "UnpackSnorm4x8")
-def _unpack_4x8(em, ins, args):
-    v = em.val(args[0])
-    signed_ = "Snorm" in em.m.ext_imports.get(ins.operands[0], "") or _name(ins) == "UnpackSnorm4x8"
-    out = []
-    for i in range(4):
-        byte = f"((np.uint32({v}) >> np.uint32({8 * i})) & np.uint32(0xFF))"
-        if signed_:
-            out.append(f"np.float32(max(-1.0, np.float64(np.int8(np.uint8({byte}))) / 127.0))")
-        else:
-            out.append(f"np.float32(np.float64({byte}) / 255.0)")
-    em.define(ins, out)
+def _unpack(bits, signed_):
+    """Unpack{Unorm,Snorm}{4x8,2x16}: each field of the uint32 scaled to [0, 1] or [-1, 1]."""
+    top = (1 << (bits - 1 if signed_ else bits)) - 1
+
+    def lower(em, ins, args):
+        v = em.val(args[0])
+        out = []
+        for i in range(32 // bits):
+            field = f"((np.uint32({v}) >> np.uint32({bits * i})) & np.uint32({(1 << bits) - 1}))"
+            if signed_:
+                out.append(f"np.float32(max(-1.0, np.float64(np.int{bits}(np.uint{bits}({field}))) / {top}.0))")
+            else:
+                out.append(f"np.float32(np.float64({field}) / {top}.0)")
+        em.define(ins, out)
+    return lower
 
 
-@ext_rule(GLSL, "UnpackUnorm2x16", "UnpackSnorm2x16")
-def _unpack_2x16(em, ins, args):
-    v = em.val(args[0])
-    signed_ = _name(ins) == "UnpackSnorm2x16"
-    out = []
-    for i in range(2):
-        h = f"((np.uint32({v}) >> np.uint32({16 * i})) & np.uint32(0xFFFF))"
-        if signed_:
-            out.append(f"np.float32(max(-1.0, np.float64(np.int16(np.uint16({h}))) / 32767.0))")
-        else:
-            out.append(f"np.float32(np.float64({h}) / 65535.0)")
-    em.define(ins, out)
+ext_rule(GLSL, "UnpackUnorm4x8")(_unpack(8, False))
+ext_rule(GLSL, "UnpackSnorm4x8")(_unpack(8, True))
+ext_rule(GLSL, "UnpackUnorm2x16")(_unpack(16, False))
+ext_rule(GLSL, "UnpackSnorm2x16")(_unpack(16, True))
 
 
 @ext_rule(GLSL, "UnpackDouble2x32")
 def _unpack_double(em, ins, args):
     v = em.val(args[0])
     em.define(ins, [f"np.uint32(f64_bits({v}) & np.uint64(0xFFFFFFFF))", f"np.uint32(f64_bits({v}) >> np.uint64(32))"])
-
-
-def _name(ins):
-    from ...spirv.grammar import grammar
-    return grammar().extinst["GLSL.std.450"][ins.operands[1]].opname
 
 
 @ext_rule(GLSL, "Determinant")

@@ -127,7 +127,8 @@ class Kernel:
         self.options = dict(options)
         t0 = time.perf_counter()
         sp = Specialization(module.spirv, spec)
-        gen = KernelGen(module.spirv, sp, entry, self.device.subgroup_size, self.options)
+        gen = KernelGen(module.spirv, sp, entry, self.device.subgroup_size, self.options,
+                       profile=self.device.profile)
         source, meta = gen.build()
         self.source = source
         self.meta = meta

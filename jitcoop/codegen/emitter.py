@@ -115,8 +115,10 @@ class KernelMeta:
 
 class KernelGen:
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
-                 options: dict | None = None):
+                 options: dict | None = None, profile=None):
         R.load_all()
+        from .. import devices
+        self.profile = profile if profile is not None else devices.profile("generic", subgroup_size)
         self.m = module
         self.spec = spec
         self.ep = module.entry_point(entry)

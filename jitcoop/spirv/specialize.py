@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import BindingError, SpirvError
 from .grammar import grammar
 from .module import Module
-from .types import (Array, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct, Type,
+from .types import (Array, CoopMat, CoopVec, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct, Type,
                     Vector, child, leaves, n_leaves)
 
 _STORAGE = None
@@ -70,6 +70,9 @@ class Specialization:
         self.values = dict(values or {})
         self._types: dict[int, Type] = {}
         self._consts: dict[int, list] = {}
+        # Places a cooperative matrix type on a device: (CoopMat) -> Layout. Set by the kernel
+        # generator; without it a matrix type has no fragment length (enough for `check`/`info`).
+        self.coop_layout = None
         spec_ids = set()
         for ins in module.global_order:
             if ins.opname.startswith("OpSpecConstant") and ins.opname != "OpSpecConstantOp":
@@ -138,6 +141,31 @@ class Specialization:
             self._types[tid] = t
             t.pointee = self.type(o[1])
             return t
+        elif op == "OpTypeCooperativeMatrixKHR":
+            elem = self.type(o[0])
+            if not isinstance(elem, Scalar) or elem.kind not in ("int", "float"):
+                raise ins.error("the component type of a cooperative matrix must be a numerical scalar")
+            scope, rows, cols, use = (int(self.scalar_const(x)) for x in o[1:5])
+            if scope not in (2, 3):
+                raise ins.error(f"cooperative matrix scope {scope} is not supported "
+                                "(Workgroup = 2 or Subgroup = 3)")
+            if rows < 1 or cols < 1:
+                raise ins.error(f"cooperative matrix of {rows} x {cols} elements")
+            if use not in (0, 1, 2):
+                raise ins.error(f"cooperative matrix Use {use} is not MatrixA (0), MatrixB (1) or "
+                                "MatrixAccumulator (2)")
+            t = CoopMat(elem, 0, scope, rows, cols, use)
+            t.id = tid
+            if self.coop_layout is not None:
+                t.layout = self.coop_layout(t, ins)
+                t.n = t.layout.length
+        elif op == "OpTypeCooperativeVectorNV":
+            elem = self.type(o[0])
+            n = int(self.scalar_const(o[1]))
+            if not isinstance(elem, Scalar) or elem.kind not in ("int", "float") or n < 1:
+                raise ins.error("a cooperative vector needs a numerical component type and at "
+                                "least one component")
+            t = CoopVec(elem, n)
         elif op == "OpTypeFunction":
             t = FunctionType(self.type(o[0]), [self.type(p) for p in o[1:]])
         else:
@@ -193,7 +221,7 @@ class Specialization:
             return [float_from_bits(bits, t)]
         if op in ("OpConstantComposite", "OpSpecConstantComposite", "OpConstantCompositeReplicateEXT",
                   "OpSpecConstantCompositeReplicateEXT"):
-            if op.endswith("ReplicateEXT"):
+            if op.endswith("ReplicateEXT") or (isinstance(t, CoopMat) and len(o) == 1):
                 return self._replicate(t, self.const(o[0]))
             out = []
             for c in o:

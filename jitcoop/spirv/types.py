@@ -48,6 +48,32 @@ class Vector(Type):
 
 
 @dataclass(eq=False)
+class CoopMat(Vector):
+    """A cooperative matrix, as one invocation sees it: a composite of `n` components (its
+    fragment, OpCooperativeMatrixLengthKHR) that the device profile's lane layout maps to
+    (row, col) of the rows x cols matrix the scope instance holds together. Being a Vector, a
+    fragment is handled like any per-lane vector (leaves, spills, phis, composites, memory);
+    only the instructions that see the whole matrix are collective."""
+    scope: int = 3                # 3 Subgroup, 2 Workgroup
+    rows: int = 0
+    cols: int = 0
+    use: int = 0                  # 0 MatrixA, 1 MatrixB, 2 MatrixAccumulator
+    layout: object = None         # jitcoop.devices.layouts.Layout (None: not placed on a device)
+
+    def key(self):
+        return (self.elem.key(), self.scope, self.rows, self.cols, self.use)
+
+
+@dataclass(eq=False)
+class CoopVec(Vector):
+    """A cooperative vector (SPV_NV_cooperative_vector): per invocation, n components."""
+
+
+USE_NAMES = ("A", "B", "Accumulator")
+SCOPE_NAMES = {2: "Workgroup", 3: "Subgroup"}
+
+
+@dataclass(eq=False)
 class Matrix(Type):
     col: Vector
     ncols: int
@@ -239,6 +265,11 @@ def child(t: Type, index: int) -> tuple[Type, int]:
 def describe(t: Type) -> str:
     if isinstance(t, Scalar):
         return str(t)
+    if isinstance(t, CoopMat):
+        return (f"coopmat<{t.elem}, {SCOPE_NAMES.get(t.scope, t.scope)}, {t.rows}x{t.cols}, "
+                f"{USE_NAMES[t.use] if 0 <= t.use < 3 else t.use}>")
+    if isinstance(t, CoopVec):
+        return f"coopvec<{t.elem}, {t.n}>"
     if isinstance(t, Vector):
         return f"{t.elem}vec{t.n}"
     if isinstance(t, Matrix):

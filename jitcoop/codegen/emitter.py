@@ -141,7 +141,13 @@ class KernelGen:
         self.meta.local_size = self.local_size
         self.W = self.local_size[0] * self.local_size[1] * self.local_size[2]
         self.NSG = -(-self.W // self.sg)
-        self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective)
+        self.globals: list[str] = []          # module-level constants of the generated source
+        self._dense: list[str] = []           # scratch arrays of the cooperative kernels
+        self._operand_rows: list[str] = []    # int64 per-lane operand rows of collectives
+        self._tables: dict = {}
+        spec.coop_layout = self._coop_layout
+        self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective,
+                                        rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids))
         self._check_supported()
         self._classify_variables()
 
@@ -170,6 +176,29 @@ class KernelGen:
         if any(s < 1 for s in size) or size[0] * size[1] * size[2] > 4096:
             raise SpirvError(f"workgroup size {size} is not supported (1 to 4096 invocations)")
         return size
+
+    def _coop_layout(self, t, ins):
+        """Place cooperative matrix type t on the device: its lane layout, or a SpirvError saying
+        why the device profile cannot hold it."""
+        why = self.profile.coopmat_problem(t, self.W)
+        if why is None:
+            try:
+                return self.profile.layout(t, self.W)
+            except ValueError as e:
+                why = f"the {self.profile.name} profile has no lane layout for {describe(t)}: {e}"
+        raise SpirvError(why, **ins.where())
+
+    def table(self, layout) -> str:
+        """The name of a module-level constant holding a lane layout's table (numba freezes it
+        into the compiled code)."""
+        key = (layout.name, layout.rows, layout.cols, layout.invocations, layout.table.tobytes())
+        name = self._tables.get(key)
+        if name is None:
+            name = self._tables[key] = f"_T{len(self._tables)}"
+            flat = ",".join(map(str, layout.table.ravel().tolist()))
+            self.globals.append(f"{name} = np.array([{flat}], np.int32).reshape"
+                                f"({layout.invocations}, {layout.length})")
+        return name
 
     @staticmethod
     def _builtin_name(v):
@@ -388,6 +417,14 @@ class KernelGen:
         self.sites.append(Site(ins, message, "group"))
         k = len(self.sites)
         return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); return 1"
+
+    def fail_lane(self, ins: Instruction, message: str, lane: str, detail: str = "0",
+                  detail2: str = "0") -> str:
+        """A failure found by the scheduler that names a lane (an expression there)."""
+        self.sites.append(Site(ins, message))
+        k = len(self.sites)
+        return (f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); err[3] = np.int64({detail}); "
+                f"err[4] = np.int64({detail2}); return 1")
 
     # -- pointers ---------------------------------------------------------------------------------
     def ptr(self, pid: int, ins: Instruction) -> Ptr:
@@ -994,11 +1031,66 @@ class KernelGen:
             return out
         return [self.slot_row(n) for n in self.item_names(vid)]
 
+    # -- cooperative operands ---------------------------------------------------------------------
+    def coll_block(self, vid) -> str:
+        """The slot rows [length, W] holding a cooperative matrix operand's fragments (a uniform
+        operand, such as a splat constant, is broadcast into rows of its own first)."""
+        t = self.value_type(vid)
+        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
+            names = [f"u{vid}_{i}" for i in range(t.n)]
+            dt = nb_type(t.elem)
+            for n in names:
+                self.name_types[n] = dt
+            block = self._slot_block(names)
+            tag, r0 = self.slots[names[0]]
+            for i, v in enumerate(self.vals(vid)):
+                self.line(f"S_{tag}[{r0 + i}, :] = {v}")
+            return block
+        return self._slot_block(self.item_names(vid))
+
+    def coll_result_block(self, ins) -> str:
+        names = self.item_names(ins.result)
+        self.names[ins.result] = names
+        return self._slot_block(names)
+
+    def _slot_block(self, names) -> str:
+        """Slot rows for a fragment, allocated together so that they form one 2-D block."""
+        if names[0] not in self.slots:
+            for n in names:
+                self.slot(n)
+        tag, r0 = self.slots[names[0]]
+        for i, n in enumerate(names):
+            if self.slots.get(n) != (tag, r0 + i):
+                raise AssertionError(f"fragment slots of {names[0]} are not contiguous")
+        return f"S_{tag}[{r0}:{r0 + len(names)}]"
+
+    def coll_i64(self, vid=None, expr=None) -> str:
+        """A per-lane int64 row holding a scalar operand (pointer address, stride) of a
+        collective: its spill slots, or a uniform expression broadcast."""
+        k = len(self._operand_rows)
+        name = f"O{k}"
+        self._operand_rows.append(name)
+        if expr is None and vid is not None and vid in getattr(self, "crossing", ()):
+            src = self.slot_row(self.item_names(vid)[0])
+            self.line(f"{name}[:] = {src}")
+        else:
+            if expr is None:
+                p = self.ptrs.get(vid)
+                expr = p.addr if p is not None else self.val(vid)
+            self.line(f"{name}[:] = np.int64({expr})")
+        return name
+
+    def dense(self, ninst: int, n: int, dtype: str) -> str:
+        """A scratch array [instances, n] of dense matrices, allocated once per kernel call."""
+        name = f"D{len(self._dense)}"
+        self._dense.append(f"{name} = np.empty(({ninst}, {n}), np.{dtype})")
+        return name
+
     # -- assembly ---------------------------------------------------------------------------------
     def _assemble(self, body: list[str], sched: list[str]) -> str:
         lx, ly, lz = self.local_size
         W = self.W
-        out = []
+        out = list(self.globals)
         a = out.append
         a("def kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, err, cancel):")
         I = "    "
@@ -1009,6 +1101,11 @@ class KernelGen:
         a(I + "shp = scratch[0]; pvp = scratch[1]")
         for ln in self.prologue:
             a(I + ln)
+        for ln in self._dense:
+            a(I + ln)
+        for name in self._operand_rows:
+            a(I + f"{name} = np.empty({W}, np.int64)")
+        a(I + "info = np.zeros(4, np.int64)")
         if self.has_collectives:
             a(I + f"state = np.zeros({W}, np.int32)")
             for tag, rows in sorted(self.slot_rows.items()):

@@ -93,7 +93,7 @@ class _Ids:
         return self.next - 1
 
 
-def flatten(m: Module, entry_fid: int, is_collective) -> FlatFunction:
+def flatten(m: Module, entry_fid: int, is_collective, rewrite=None) -> FlatFunction:
     ids = _Ids(m.header.bound)
     fn = m.functions[entry_fid]
     variables = []
@@ -108,6 +108,8 @@ def flatten(m: Module, entry_fid: int, is_collective) -> FlatFunction:
         blocks.append(FBlock(b.label, body, b.term, b.offset))
     _inline_all(m, blocks, variables, ids, depth=0)
     ff = FlatFunction(blocks, variables)
+    if rewrite is not None:
+        rewrite(ff, ids)            # instruction-level rewrites that need fresh ids (before splitting)
     _split_collectives(ff, ids, is_collective)
     for v in variables:
         ff.type_of[v.result] = v.result_type

@@ -27,6 +27,7 @@ from jitcoop.kernels.scalar import *
 from jitcoop.kernels.subgroup import (next_collective as sg_next, resume as sg_resume,
     barrier as sg_barrier, arith as sg_arith, logical as sg_logical, gather as sg_gather,
     elect as sg_elect, vote as sg_vote, ballot as sg_ballot)
+from jitcoop.kernels import coopmat as cm
 
 """
 
@@ -75,7 +76,8 @@ def load_kernel(key: str, source: str, signature: str):
         return _loaded[key], True
     d = cache_dir()
     path = d / f"k_{key}.py"
-    text = HEADER + f"@njit({signature!r}, {JIT_OPTIONS})\n" + source
+    # Module-level constants (lane layout tables) come first; the decorator sits on the kernel.
+    text = HEADER + source.replace("def kernel(", f"@njit({signature!r}, {JIT_OPTIONS})\ndef kernel(", 1)
     existed = path.exists() and path.read_text() == text
     if not existed:
         fd, tmp = tempfile.mkstemp(dir=d, suffix=".py.tmp")

@@ -14,4 +14,5 @@ SUPPORTED_CAPABILITIES = {
     "WorkgroupMemoryExplicitLayout8BitAccessKHR", "WorkgroupMemoryExplicitLayout16BitAccessKHR",
     "ShaderNonUniform", "RuntimeDescriptorArray", "DemoteToHelperInvocation",
     "BFloat16TypeKHR", "Float8EXT", "SubgroupBallotKHR", "SubgroupVoteKHR",
+    "CooperativeMatrixKHR", "BFloat16CooperativeMatrixKHR", "Float8CooperativeMatrixEXT",
 }

@@ -3,7 +3,7 @@ matrix/vector products of the core instruction set."""
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...spirv.types import Matrix, Pointer, Vector, child, n_leaves
+from ...spirv.types import CoopMat, Matrix, Pointer, Vector, child, n_leaves
 from ..emitter import nb_type
 from . import rule
 from .common import round_to, scalars
@@ -26,8 +26,8 @@ def _construct(em, ins):
     out = []
     for c in ins.operands:
         out.extend(em.vals(c))
-    if ins.opname.endswith("ReplicateEXT"):
-        out = out * (n_leaves(rt) // len(out))
+    if ins.opname.endswith("ReplicateEXT") or (isinstance(rt, CoopMat) and len(ins.operands) == 1):
+        out = out * (n_leaves(rt) // len(out))      # a cooperative matrix from one value: a splat
     if len(out) != n_leaves(rt):
         raise SpirvError(f"constituents give {len(out)} components; the result has {n_leaves(rt)}",
                          **ins.where())

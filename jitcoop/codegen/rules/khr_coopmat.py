@@ -1,0 +1,333 @@
+"""SPV_KHR_cooperative_matrix.
+
+An invocation holds its fragment of a cooperative matrix as an ordinary per-lane composite (a
+CoopMat is a Vector of OpCooperativeMatrixLengthKHR components), so element access, arithmetic,
+conversions between types of the same lane layout, OpPhi/OpSelect, function parameters and
+Function/Private variables are the core rules. The instructions that see the whole matrix
+(load, store, MulAdd, and conversions between types whose layouts differ) are collective: lanes
+stop before them and the scheduler runs one kernel of jitcoop.kernels.coopmat per instruction
+over every scope instance waiting there, after checking the whole instance is.
+"""
+from __future__ import annotations
+
+from ...devices import type_name
+from ...errors import SpirvError
+from ...kernels import coopmat as K
+from ...spirv.types import CoopMat, Scalar, describe, size_of
+from ..ir import _synth  # noqa: F401  (kept for symmetry with other rewrites)
+from . import REWRITES, collective, pure, rule
+
+_FMT = {("float", 32, ""): K.F32, ("float", 64, ""): K.F64, ("float", 16, ""): K.F16,
+        ("float", 16, "bf16"): K.BF16, ("float", 8, "e4m3"): K.E4M3, ("float", 8, "e5m2"): K.E5M2}
+_INT = {(8, True): K.S8, (8, False): K.U8, (16, True): K.S16, (16, False): K.U16,
+        (32, True): K.S32, (32, False): K.U32, (64, True): K.S64, (64, False): K.U64}
+
+# Cooperative Matrix Operands
+A_SIGNED, B_SIGNED, C_SIGNED, R_SIGNED, SATURATE = 1, 2, 4, 8, 16
+
+
+def fmt_of(s: Scalar) -> int:
+    if s.kind == "float":
+        return _FMT[("float", s.width, s.encoding)]
+    return _INT[(s.width, s.signed)]
+
+
+def mat_type(em, vid, ins, what) -> CoopMat:
+    t = em.value_type(vid)
+    if not isinstance(t, CoopMat):
+        raise SpirvError(f"{what} must be a cooperative matrix", **ins.where())
+    return t
+
+
+def scope_size(em, t: CoopMat) -> int:
+    return em.sg if t.scope == 3 else em.W
+
+
+def _scope_words(t):
+    return "subgroup" if t.scope == 3 else "workgroup"
+
+
+def check_scope(em, ins, wait, t):
+    """Every invocation of a scope instance must reach a cooperative instruction together."""
+    inv = scope_size(em, t)
+    em.line(f"bad = cm.check_scope(state, {wait}, {inv})")
+    em.line("if bad >= 0:")
+    em.line("    " + em.fail_lane(
+        ins, f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
+             f"(scope instance of {inv} invocations): lane {{d}} is not there (it has finished or "
+             f"waits elsewhere); real hardware gives undefined results", "bad", "bad"))
+
+
+def check_uniform(em, ins, wait, t, row, what):
+    inv = scope_size(em, t)
+    em.line(f"bad = cm.check_uniform(state, {wait}, {inv}, {row})")
+    em.line("if bad >= 0:")
+    em.line("    " + em.fail_lane(ins, f"the {what} operand of a cooperative matrix instruction must be "
+                                       f"dynamically uniform in its {_scope_words(t)}; lane {{d}} "
+                                       f"has a different value", "bad", "bad"))
+
+
+@rule("OpCooperativeMatrixLengthKHR")
+def _length(em, ins):
+    t = em.spec.type(ins.operands[0])
+    if not isinstance(t, CoopMat):
+        raise SpirvError("OpCooperativeMatrixLengthKHR takes a cooperative matrix type", **ins.where())
+    em.define(ins, [f"np.uint32({t.n})"])
+
+
+pure("OpCooperativeMatrixLengthKHR")
+
+
+# -- load and store -------------------------------------------------------------------------------
+
+def _layout_operand(em, ins, lid):
+    if not em.spec.is_const(lid):
+        raise SpirvError("MemoryLayout must be a constant instruction", **ins.where())
+    v = int(em.spec.scalar_const(lid))
+    if v not in (0, 1):
+        raise SpirvError(f"MemoryLayout {v} is not RowMajorKHR (0) or ColumnMajorKHR (1)", **ins.where())
+    return v
+
+
+def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store):
+    p = em.ptr(ptr_id, ins)
+    if p.kind != "mem":
+        raise SpirvError("a cooperative matrix load or store needs a pointer into memory "
+                         "(StorageBuffer, PhysicalStorageBuffer or Workgroup)", **ins.where())
+    if p.storage not in ("StorageBuffer", "PhysicalStorageBuffer", "Workgroup", "Uniform"):
+        raise SpirvError(f"cooperative matrix {'store to' if store else 'load from'} {p.storage} "
+                         "memory is not allowed", **ins.where())
+    col_major = _layout_operand(em, ins, layout_id)
+    if stride_id is None:
+        raise SpirvError("RowMajorKHR and ColumnMajorKHR need the Stride operand", **ins.where())
+    psize = size_of(p.pointee)
+    if psize <= 0:
+        raise SpirvError("the Pointer must point to a scalar or vector element of an array", **ins.where())
+    inv = scope_size(em, t)
+    check_scope(em, ins, wait, t)
+    addr = em.coll_i64(ptr_id)
+    stride = em.coll_i64(stride_id)
+    check_uniform(em, ins, wait, t, addr, "Pointer")
+    check_uniform(em, ins, wait, t, stride, "Stride")
+    lo, hi = ("0", "0") if p.root is None else (p.root[0], f"{p.root[0]} + {p.root[1]}")
+    fn = "store" if store else "load"
+    em.line(f"bad = cm.{fn}(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {t.rows}, {t.cols}, "
+            f"{addr}, {stride}, {psize}, {t.elem.size}, {col_major}, {fmt_of(t.elem)}, "
+            f"np.int64({lo}), np.int64({hi}), ranges, info)")
+    where = em.root_desc(p.root[0]) if p.root is not None else "any buffer"
+    rule_words = "Stride must be positive" if store else "Stride must not be negative"
+    em.line("if bad >= 0:")
+    em.line("    " + em.fail_lane(
+        ins, f"cooperative matrix {fn} of a {describe(t)} reaches outside {where}: {{e}} bytes "
+             f"from byte offset {{d}} (rows x Stride x {psize}-byte pointee; {rule_words})",
+        "bad", "info[0]", "info[1]"))
+
+
+@collective("OpCooperativeMatrixLoadKHR")
+def _load(em, ins, wait, resume):
+    t = em.rtype(ins)
+    if not isinstance(t, CoopMat):
+        raise SpirvError("the Result Type of OpCooperativeMatrixLoadKHR must be a cooperative matrix",
+                         **ins.where())
+    o = ins.operands
+    stride = o[2] if len(o) > 2 and ins.kinds[2] == "IdRef" else None
+    block = em.coll_result_block(ins)
+    _memory_access(em, ins, o[0], t, o[1], stride, wait, block, store=False)
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+@collective("OpCooperativeMatrixStoreKHR")
+def _store(em, ins, wait, resume):
+    o = ins.operands
+    t = mat_type(em, o[1], ins, "Object")
+    stride = o[3] if len(o) > 3 and ins.kinds[3] == "IdRef" else None
+    if em.ptr(o[0], ins).storage == "Uniform":
+        raise SpirvError("cooperative matrix store to read-only Uniform memory", **ins.where())
+    block = em.coll_block(o[1])
+    _memory_access(em, ins, o[0], t, o[2], stride, wait, block, store=True)
+    em.meta.writes_physical = em.meta.writes_physical or em.ptr(o[0], ins).root is None
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+# -- MulAdd ---------------------------------------------------------------------------------------
+
+def muladd_types(em, ins):
+    """Validate an OpCooperativeMatrixMulAddKHR: (A, B, C, Result types, operand flags)."""
+    o = ins.operands
+    a = mat_type(em, o[0], ins, "A")
+    b = mat_type(em, o[1], ins, "B")
+    c = mat_type(em, o[2], ins, "C")
+    r = em.rtype(ins)
+    if not isinstance(r, CoopMat):
+        raise SpirvError("the Result Type of a MulAdd must be a cooperative matrix", **ins.where())
+    flags = o[3] if len(o) > 3 else 0
+    if not isinstance(flags, int):
+        flags = 0
+    for m, use, what in ((a, 0, "A"), (b, 1, "B"), (c, 2, "C"), (r, 2, "Result Type")):
+        if m.use != use:
+            raise SpirvError(f"{what} of a MulAdd must have Use "
+                             f"{('MatrixAKHR', 'MatrixBKHR', 'MatrixAccumulatorKHR')[use]}; it is "
+                             f"{describe(m)}", **ins.where())
+    M, N, K_ = r.rows, r.cols, a.cols
+    if (a.rows, b.rows, b.cols, c.rows, c.cols) != (M, K_, N, M, N):
+        raise SpirvError(f"MulAdd shapes do not agree: A {a.rows}x{a.cols}, B {b.rows}x{b.cols}, "
+                         f"C {c.rows}x{c.cols}, Result {M}x{N} (need MxK, KxN, MxN, MxN)", **ins.where())
+    if len({a.scope, b.scope, c.scope, r.scope}) != 1:
+        raise SpirvError("A, B, C and the Result Type of a MulAdd must have the same scope", **ins.where())
+    for bit, m, what in ((A_SIGNED, a, "A"), (B_SIGNED, b, "B"), (C_SIGNED, c, "C"), (R_SIGNED, r, "Result")):
+        if flags & bit and m.elem.kind != "int":
+            raise SpirvError(f"Matrix{what}SignedComponentsKHR on a matrix of {m.elem} components "
+                             "(only integer matrices take it)", **ins.where())
+    kinds = {m.elem.kind for m in (a, b, c, r)}
+    if len(kinds) != 1:
+        raise SpirvError("MulAdd of integer and floating-point matrices together is not supported "
+                         f"({describe(a)}, {describe(b)}, {describe(c)} -> {describe(r)})", **ins.where())
+    if flags & SATURATE and r.elem.kind != "int":
+        raise SpirvError("SaturatingAccumulationKHR on a floating-point MulAdd", **ins.where())
+    why = em.profile.muladd_problem(M, N, K_, *(type_name(m.elem) for m in (a, b, c, r)),
+                                    bool(flags & SATURATE), r.scope, em.W)
+    if why:
+        raise SpirvError(why, **ins.where())
+    return a, b, c, r, flags
+
+
+NUMERICS = {"exact": K.EXACT, "nvidia": K.NVIDIA}
+
+
+def numerics(em):
+    n = em.options.get("numerics", "exact")
+    if n not in NUMERICS:
+        raise SpirvError(f"numerics={n!r}: choose one of {', '.join(NUMERICS)}")
+    return NUMERICS[n]
+
+
+def gather(em, wait, inv, t: CoopMat, block, signed=None) -> str:
+    """Dense copies [instances, rows * cols] of a fragment operand; returns the array's name."""
+    ninst = em.W // inv
+    if t.elem.kind == "float":
+        d = em.dense(ninst, t.rows * t.cols, "float64")
+        em.line(f"cm.gather_f(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {d})")
+    else:
+        d = em.dense(ninst, t.rows * t.cols, "int64")
+        sg = t.elem.signed if signed is None else signed
+        em.line(f"cm.gather_i(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {d}, "
+                f"{t.elem.width}, {bool(sg)})")
+    return d
+
+
+@collective("OpCooperativeMatrixMulAddKHR")
+def _muladd(em, ins, wait, resume):
+    a, b, c, r, flags = muladd_types(em, ins)
+    o = ins.operands
+    inv = scope_size(em, r)
+    check_scope(em, ins, wait, r)
+    blocks = [em.coll_block(x) for x in o[:3]]
+    out = em.coll_result_block(ins)
+    M, N, K_ = r.rows, r.cols, a.cols
+    if r.elem.kind == "float":
+        da, db, dc = (gather(em, wait, inv, m, blk) for m, blk in zip((a, b, c), blocks))
+        em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+                f"{fmt_of(r.elem)}, {numerics(em)})")
+    else:
+        da, db, dc = (gather(em, wait, inv, m, blk, bool(flags & bit))
+                      for m, blk, bit in zip((a, b, c), blocks, (A_SIGNED, B_SIGNED, C_SIGNED)))
+        em.line(f"cm.mma_i(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+                f"{r.elem.width}, {bool(flags & R_SIGNED)}, {bool(flags & SATURATE)})")
+    em.line(f"cm.scatter(state, {wait}, {inv}, {dc}, {em.table(r.layout)}, {out})")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+# -- conversions between lane layouts ---------------------------------------------------------------
+# A conversion is component-wise on the *matrix*: element (r, c) of the result comes from (r, c)
+# of the operand. When both types have the same lane layout that is the per-lane conversion of
+# the fragment (the core rule); otherwise the fragment is first moved to the result's layout by a
+# collective relayout, and the core rule converts that.
+
+CONVERSIONS = ("OpFConvert", "OpConvertFToU", "OpConvertFToS", "OpConvertSToF", "OpConvertUToF",
+               "OpUConvert", "OpSConvert", "OpBitcast")
+RELAYOUT = "OpJitcoopRelayout"
+
+
+def same_layout(a: CoopMat, b: CoopMat) -> bool:
+    return (a.layout is b.layout or (a.layout.table.shape == b.layout.table.shape
+                                     and (a.layout.table == b.layout.table).all()))
+
+
+def relayout_type(em, src: CoopMat, dst: CoopMat, ids) -> int:
+    """A type id for `src`'s components laid out like `dst` (made up: not in the module)."""
+    t = CoopMat(src.elem, dst.n, dst.scope, dst.rows, dst.cols, dst.use, dst.layout)
+    tid = ids.fresh()
+    t.id = tid
+    em.spec._types[tid] = t
+    return tid
+
+
+def insert_relayout(em, ff, ids, b, i, src_id, dst_t: CoopMat) -> int:
+    """Insert a relayout of src_id to dst_t's layout before b.instrs[i]; its result id."""
+    from ...spirv.reader import Instruction
+    src_t = em.spec.type(_type_id(em, ff, src_id))
+    tid = relayout_type(em, src_t, dst_t, ids)
+    rid = ids.fresh()
+    ins = b.instrs[i]
+    b.instrs.insert(i, Instruction(0, RELAYOUT, ins.offset, tid, rid, [src_id], ["IdRef"]))
+    return rid
+
+
+def _type_id(em, ff, vid):
+    ins = em.m.defs.get(vid)
+    if ins is not None and ins.result_type is not None:
+        return ins.result_type
+    for b in ff.blocks:
+        for x in b.instrs:
+            if x.result == vid:
+                return x.result_type
+    for v in ff.variables:
+        if v.result == vid:
+            return v.result_type
+    raise SpirvError(f"%{vid} has no type")
+
+
+def _split_relayouts(em, ff, ids):
+    for b in ff.blocks:
+        i = 0
+        while i < len(b.instrs):
+            ins = b.instrs[i]
+            if ins.opname in CONVERSIONS and ins.result_type is not None:
+                dst = em.spec.type(ins.result_type)
+                if isinstance(dst, CoopMat):
+                    src = em.spec.type(_type_id(em, ff, ins.operands[0]))
+                    if not isinstance(src, CoopMat):
+                        raise SpirvError("conversion of a non-matrix to a cooperative matrix", **ins.where())
+                    check_conversion(ins, src, dst)
+                    if not same_layout(src, dst):
+                        ins.operands[0] = insert_relayout(em, ff, ids, b, i, ins.operands[0], dst)
+                        i += 1
+            i += 1
+
+
+def check_conversion(ins, src: CoopMat, dst: CoopMat):
+    if (src.scope, src.rows, src.cols, src.use) != (dst.scope, dst.rows, dst.cols, dst.use) \
+            and ins.opname in CONVERSIONS and not getattr(ins, "use_change_ok", False):
+        if (src.scope, src.rows, src.cols) == (dst.scope, dst.rows, dst.cols) and \
+                src.use == 2 and dst.use in (0, 1):
+            return      # accumulator -> A/B: SPV_NV_cooperative_matrix2 allows it
+        raise SpirvError(f"a conversion must keep the scope, rows, columns and Use: "
+                         f"{describe(src)} -> {describe(dst)}", **ins.where())
+    if ins.opname == "OpBitcast" and (src.elem.kind != "int" or dst.elem.kind != "int"
+                                      or src.elem.width != dst.elem.width):
+        raise SpirvError("OpBitcast of cooperative matrices needs integer components of the same "
+                         f"width: {describe(src)} -> {describe(dst)}", **ins.where())
+
+
+REWRITES.append(_split_relayouts)
+
+
+@collective(RELAYOUT)
+def _relayout(em, ins, wait, resume):
+    src = mat_type(em, ins.operands[0], ins, "operand")
+    dst = em.rtype(ins)
+    inv = scope_size(em, dst)
+    check_scope(em, ins, wait, dst)
+    d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
+    em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
+    em.line(f"sg_resume(state, {wait}, {resume})")

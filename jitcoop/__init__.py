@@ -8,6 +8,7 @@
 from .api import Device, DispatchReport, Kernel, Module
 from .errors import BindingError, ExecutionError, JitcoopError, SpirvError
 from .runtime.memory import Buffer
+from .devices.coopvec import convert_coopvec_matrix  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["Device", "Module", "Kernel", "Buffer", "DispatchReport", "SpirvError", "BindingError",

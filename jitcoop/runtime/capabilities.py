@@ -14,5 +14,6 @@ SUPPORTED_CAPABILITIES = {
     "WorkgroupMemoryExplicitLayout8BitAccessKHR", "WorkgroupMemoryExplicitLayout16BitAccessKHR",
     "ShaderNonUniform", "RuntimeDescriptorArray", "DemoteToHelperInvocation",
     "BFloat16TypeKHR", "Float8EXT", "SubgroupBallotKHR", "SubgroupVoteKHR",
+    "CooperativeVectorNV", "CooperativeVectorTrainingNV",
     "CooperativeMatrixKHR", "BFloat16CooperativeMatrixKHR", "Float8CooperativeMatrixEXT",
 }

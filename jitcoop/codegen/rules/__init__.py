@@ -55,6 +55,7 @@ def rewrite_flat(em, ff, ids):
 def load_all():
     from . import core_arith, core_composite, core_control, core_memory, core_atomic, core_subgroup, glsl_std450  # noqa: F401
     from . import khr_coopmat  # noqa: F401
+    from . import nv_coopvec  # noqa: F401
     if not PURE:
         # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers
         # whose metadata the generator tracks where they stand, so they stay in place.

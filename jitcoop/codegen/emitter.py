@@ -29,7 +29,7 @@ from ..errors import SpirvError
 from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
-from ..spirv.types import (PTR64, Array, Matrix, Opaque, Pointer, Scalar, Struct, Type, Vector,
+from ..spirv.types import (PTR64, Array, CoopMat, Matrix, Opaque, Pointer, Scalar, Struct, Type, Vector,
                            child, describe, leaves, member_offsets, n_leaves, size_of, array_stride)
 from . import rules as R
 from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
@@ -552,6 +552,7 @@ class KernelGen:
         self._find_uniform()
         self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
         self.slots: dict[str, tuple] = {}        # leaf name -> (dtype tag, row)
+        self.slot_groups: dict[str, list] = {}   # leaf name -> the fragment it belongs to
         self.slot_rows: dict[str, list] = {}     # dtype tag -> leaf names, one per row
         if self.has_collectives:
             self._plan_spills()
@@ -912,11 +913,14 @@ class KernelGen:
         """The per-lane slot of a leaf: a row of the 2-D slot array of its dtype."""
         key = self.slots.get(name)
         if key is None:
-            dt = self.name_types[name]
-            tag = dt[3:]
-            rows = self.slot_rows.setdefault(tag, [])
-            rows.append(name)
-            key = self.slots[name] = (tag, len(rows) - 1)
+            # A cooperative matrix fragment gets consecutive rows: its kernels take them as one
+            # 2-D block [length, W].
+            for n in self.slot_groups.get(name, (name,)):
+                tag = self.name_types[n][3:]
+                rows = self.slot_rows.setdefault(tag, [])
+                rows.append(n)
+                self.slots[n] = (tag, len(rows) - 1)
+            key = self.slots[name]
         return key
 
     def slot_row(self, name: str) -> str:
@@ -957,6 +961,9 @@ class KernelGen:
         names = [f"v{x}"] if len(lt) == 1 else [f"v{x}_{i}" for i in range(len(lt))]
         for n, s in zip(names, lt):
             self.name_types[n] = nb_type(s)
+        if isinstance(t, CoopMat):
+            for n in names:
+                self.slot_groups[n] = names
         return names
 
     def _plan_spills(self):

@@ -73,6 +73,33 @@ for _op, _tpl in _INT_BINARY.items():
     rule(_op)(_int_binary(_tpl))
 
 
+def _pow2_divisor(em, vid):
+    """log2 of a constant divisor that is the same power of two in every component, else None."""
+    if not em.spec.is_const(vid):
+        return None
+    vals = {int(v) for v in em.spec.const(vid)}
+    if len(vals) != 1:
+        return None
+    d = vals.pop()
+    return d.bit_length() - 1 if d > 0 and d & (d - 1) == 0 else None
+
+
+def _unsigned_by_pow2(template, general):
+    """OpUDiv/OpUMod by a constant power of two: a shift or a mask (index arithmetic in every
+    tiled shader; the general helper has a zero test LLVM cannot always see through)."""
+    def lower(em, ins):
+        sh = _pow2_divisor(em, ins.operands[1])
+        if sh is None:
+            return general(em, ins)
+        _map(em, ins, lambda s, a, ins_s: template.format(a=a[0], T=nb_type(s), U=unsigned(ins_s[0]),
+                                                           sh=sh, mask=(1 << sh) - 1), 2)
+    return lower
+
+
+rule("OpUDiv")(_unsigned_by_pow2("{T}({U}({a}) >> {U}({sh}))", _int_binary(_INT_BINARY["OpUDiv"])))
+rule("OpUMod")(_unsigned_by_pow2("{T}({U}({a}) & {U}({mask}))", _int_binary(_INT_BINARY["OpUMod"])))
+
+
 def _float_binary(template):
     def lower(em, ins):
         def f(s, a, ins_s):

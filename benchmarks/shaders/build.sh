@@ -1,0 +1,9 @@
+#!/bin/sh
+# Rebuild the benchmark shaders (glslang 16 + spirv-opt -O: ../shared/tools/get-glslang).
+set -e
+G=${GLSLANG:-glslang}; O=${SPIRV_OPT:-spirv-opt}
+cd "$(dirname "$0")"
+$G -V --target-env vulkan1.3 -S comp -DATYPE=float16_t -DACC=float -DKSTEP=16 gemm_coopmat.comp -o /tmp/g16.spv
+$O -O /tmp/g16.spv -o gemm_coopmat_f16.spv
+$G -V --target-env vulkan1.3 -S comp -DATYPE=int8_t -DACC=int32_t -DKSTEP=32 gemm_coopmat.comp -o /tmp/gs8.spv
+$O -O /tmp/gs8.spv -o gemm_coopmat_s8.spv

@@ -193,6 +193,8 @@ def cmd_run(a) -> int:
         push = read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
     else:
         push = a.push_values
+    if a.profiles:
+        return _run_compare(a, spirv, arrays, push, spec)
     k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec)
     report = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
     writable = {(b.set, b.binding) for b in k.meta.bindings if b.writable}
@@ -217,6 +219,27 @@ def cmd_run(a) -> int:
     return 0
 
 
+def _run_compare(a, spirv, arrays, push, spec) -> int:
+    """`run --profiles a,b,...`: the same dispatch under each profile; show where results differ."""
+    from .check import compare_profiles
+    names = [x.strip() for x in a.profiles.split(",") if x.strip()]
+    if len(names) < 2:
+        raise CliError("--profiles needs at least two profile names, e.g. generic,nvidia,shuffled")
+    out = compare_profiles(spirv.data, names, a.grid, arrays, push=push, spec=spec, entry=a.entry)
+    if not out["differences"]:
+        print(f"same results under {', '.join(names)}: the shader does not depend on the lane layout")
+        return 0
+    for d in out["differences"]:
+        s, b = d["binding"]
+        print(f"binding (set {s}, binding {b}): {d['count']} elements differ between "
+              f"{out['baseline']} and {d['profile']}")
+        for i, x, y in d["first"]:
+            print(f"    [{i}] {out['baseline']}: {x}   {d['profile']}: {y}")
+    print("the results depend on the device's lane layout (OpCooperativeMatrixLengthKHR elements "
+          "or per-lane views are not portable)")
+    return 1
+
+
 def cmd_info(a) -> int:
     from .info import format_info, module_info
     d = module_info(read_module(a.shader))
@@ -224,6 +247,29 @@ def cmd_info(a) -> int:
         print(json.dumps(d, indent=2, default=str))
     else:
         print(format_info(d))
+    return 0
+
+
+def cmd_check(a) -> int:
+    from . import devices
+    from .check import check, format_rows
+    from .spirv.module import Module as SpirvModule
+    prof = devices.profile(a.device, a.subgroup_size)
+    spec = {sid: val for sid, val in a.spec or []}
+    rows = check(SpirvModule(read_spirv(a.shader)), prof, spec, a.entry)
+    print(format_rows(rows, prof))
+    return 0 if all(r.ok for r in rows) else 1
+
+
+def cmd_devices(a) -> int:
+    from . import devices
+    for name in devices.PROFILES:
+        p = devices.profile(name)
+        n = "every size and type" if p.coopmat is None else f"{len(p.coopmat)} KHR + {len(p.flexible or [])} flexible entries"
+        wg = "no" if p.workgroup_scope_max == 0 else f"up to {p.workgroup_scope_max} invocations"
+        print(f"{name:<10} subgroup {p.subgroup_size} (sizes {', '.join(map(str, p.subgroup_sizes))}); "
+              f"cooperative matrices: {n}; workgroup scope: {wg}")
+        print(f"{'':<10} {p.description}")
     return 0
 
 
@@ -267,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--entry", default=None, help="entry point name (default: the first GLCompute one)")
     r.add_argument("--out", metavar="DIR", help="write the buffers into DIR instead of over their files")
     r.add_argument("--profile", default="generic", help="device profile (default: generic)")
+    r.add_argument("--profiles", metavar="A,B,...", help="run under each of these profiles (own copies "
+                   "of the buffers) and show where the results differ; nothing is written")
     r.add_argument("--subgroup-size", type=int, default=None, metavar="N")
     r.add_argument("--threads", type=int, default=None, metavar="N",
                    help="worker threads (default: one per CPU)")
@@ -278,6 +326,16 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("shader")
     i.add_argument("--json", action="store_true", help="print the information as JSON")
     i.set_defaults(fn=cmd_info)
+    c = sub.add_parser("check", help="does a shader fit a device profile? (cooperative matrix "
+                                     "types and MulAdd shapes against its property tables)")
+    c.add_argument("shader")
+    c.add_argument("--device", default="generic", help="device profile (see `jitcoop devices`)")
+    c.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    c.add_argument("--spec", type=_spec, action="append", metavar="ID=VALUE")
+    c.add_argument("--entry", default=None)
+    c.set_defaults(fn=cmd_check)
+    dv = sub.add_parser("devices", help="list the device profiles")
+    dv.set_defaults(fn=cmd_devices)
     d = sub.add_parser("dis", help="disassemble to SPIR-V assembly text")
     d.add_argument("shader")
     d.add_argument("--raw-ids", action="store_true", help="numeric ids instead of OpName names")

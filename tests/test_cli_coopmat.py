@@ -28,7 +28,7 @@ def test_check_rejects_and_says_why(capsys):
     # A 32-invocation workgroup cannot hold subgroup-scope matrices on wave64 RDNA3.
     assert main(["check", str(LANE_IDS), "--device", "amd-rdna3"]) == 1
     out = capsys.readouterr().out
-    assert "NO   type    coopmat<f32, Subgroup, 16x16, Accumulator>" in out
+    assert "NO  type    coopmat<f32, Subgroup, 16x16, Accumulator>" in out
     assert "a workgroup of 32 invocations is not a multiple of the subgroup size 64" in out
     # ... and the H100 table has no 16x16x16 f16 MulAdd with a bf16 result: lavapipe's has 16x16
     # only through its 8x8x8 flexible granularity, which the GEMM fits.

@@ -14,6 +14,7 @@ SUPPORTED_CAPABILITIES = {
     "WorkgroupMemoryExplicitLayout8BitAccessKHR", "WorkgroupMemoryExplicitLayout16BitAccessKHR",
     "ShaderNonUniform", "RuntimeDescriptorArray", "DemoteToHelperInvocation",
     "BFloat16TypeKHR", "Float8EXT", "SubgroupBallotKHR", "SubgroupVoteKHR",
-    "CooperativeVectorNV", "CooperativeVectorTrainingNV",
+    "CooperativeVectorNV", "CooperativeVectorTrainingNV", "ReplicatedCompositesEXT",
     "CooperativeMatrixKHR", "BFloat16CooperativeMatrixKHR", "Float8CooperativeMatrixEXT",
+    "CooperativeMatrixWorkgroupScopeNV", "CooperativeMatrixFlexibleDimensionsNV",
 }

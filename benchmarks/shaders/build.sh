@@ -7,3 +7,5 @@ $G -V --target-env vulkan1.3 -S comp -DATYPE=float16_t -DACC=float -DKSTEP=16 ge
 $O -O /tmp/g16.spv -o gemm_coopmat_f16.spv
 $G -V --target-env vulkan1.3 -S comp -DATYPE=int8_t -DACC=int32_t -DKSTEP=32 gemm_coopmat.comp -o /tmp/gs8.spv
 $O -O /tmp/gs8.spv -o gemm_coopmat_s8.spv
+$G -V --target-env vulkan1.3 muladd_loop.comp -o /tmp/ml.spv
+$O -O /tmp/ml.spv -o muladd_loop.spv

@@ -167,12 +167,12 @@ def _in_block(em, vid):
         b, new = _fresh_block(em, dtype, len(rows))
         for r, s in zip(new, rows):
             em.line(f"{r}[:] = {s}")
+    # a per-site buffer filled by a casting copy (no allocation per call)
     t = em.tmp("cvx")
-    if em.value_type(vid).elem.kind == "float":
-        em.line(f"{t} = {b}.astype(np.float64)")
-        return t, "cvdi"
-    em.line(f"{t} = {b}.astype(np.int64)")
-    return "cvdf", t
+    isf = em.value_type(vid).elem.kind == "float"
+    em.prologue.append(f"{t} = np.zeros(({len(rows)}, {em.W}), np.{'float64' if isf else 'int64'})")
+    em.line(f"{t}[:] = {b}")
+    return (t, "cvdi") if isf else ("cvdf", t)
 
 
 def _out(em, ins, src):
@@ -320,6 +320,7 @@ def _matmul(em, ins, wait, resume):
     rint = rs.kind != "float"
     em.prologue.append(f"{n}R = np.zeros(({M}, {em.W}), np.{'int64' if rint else 'float64'})")
     em.prologue.append(f"{n}k = np.full(3, -1, np.int64)")
+    em.prologue.append(f"{n}w = np.empty({(M + K) * em.W}, np.float64)")
     mp = _mem_ptr(em, ins, P["matrix"], "Matrix")
     Xf, Xi = _in_block(em, P["input"])
     maddr = _lane_row(em, ins, P["matrix"])
@@ -341,7 +342,7 @@ def _matmul(em, ins, wait, resume):
     Rf, Ri = (f"{n}R", "cvdi") if not rint else ("cvdf", f"{n}R")
     em.line(f"{bad} = cv_matmul(state, {wait}, {Xf}, {Xi}, {Rf}, {Ri}, {maddr}, {moff}, {mstride}, "
             f"{baddr}, {boff}, {n}c, {n}Af, {n}Ai, {n}k, {mbase}, {msize}, {bbase}, {bsize}, ranges, "
-            "cvinfo)")
+            f"cvinfo, {n}w)")
     _fail_lines(em, ins, bad, [_oob(mp, em, "matrix read"), _oob(bp, em, "bias read")])
     for c in _out(em, ins, f"{n}R"):
         em.line(c.replace("wait_cv", str(wait)))

@@ -82,8 +82,10 @@ def round_fp8(x, fmt, saturate=False):
     if isinstance(x, float) and math.isnan(x):
         return math.nan
     mx = FP8_MAX[fmt]
-    over = 464.0 if fmt == "e4m3" else 61440.0        # halfway to the next (absent) value
-    if abs(x) >= over:
+    # halfway to the next (absent) value: E4M3 448 = 1.110b * 2^8 is even, so 464 rounds down to
+    # it; E5M2 57344 = 1.11b * 2^15 is odd, so 61440 rounds up to 2^16 (inf)
+    over = abs(x) > 464.0 if fmt == "e4m3" else abs(x) >= 61440.0
+    if over:
         if saturate:
             return math.copysign(mx, float(x))
         return math.nan if fmt == "e4m3" else math.copysign(math.inf, float(x))

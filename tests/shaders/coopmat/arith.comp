@@ -26,7 +26,7 @@ void main() {
     coopMatLoad(c, iv, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(d, iv, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
     ST(c + d, oi, 0); ST(c - d, oi, 1); ST(c * d, oi, 2); ST(c / d, oi, 3); ST(-c, oi, 4);
-    ST(c * p.si, oi, 5); ST(I(-7), oi, 6);
+    ST(c * I(p.si), oi, 5); ST(I(-7), oi, 6);
     U u, v;
     coopMatLoad(u, uv, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(v, uv, 256, 16, gl_CooperativeMatrixLayoutRowMajor);

@@ -317,6 +317,17 @@ def _write(a, fmt, f, i):
 
 
 @njit(**_opts)
+def _elem_addr(p, k, cols, s, psize, esize, col_major):
+    """Address of linear element k = row * cols + col: rows (or columns, column major) start
+    Stride pointee elements apart; elements within one are contiguous components."""
+    r = k // cols
+    c = k - r * cols
+    if col_major:
+        return p + c * s * psize + r * esize
+    return p + r * s * psize + c * esize
+
+
+@njit(**_opts)
 def _span_ok(base, span, lo, hi, ranges):
     if hi > lo:
         return base >= lo and base + span <= hi
@@ -346,14 +357,7 @@ def load(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, co
             return base
         for l in range(inv):
             for e in range(L):
-                k = tab[l, e]
-                r = k // cols
-                c = k - r * cols
-                if col_major:
-                    a = p + c * s * psize + r * esize
-                else:
-                    a = p + r * s * psize + c * esize
-                f, i = _read(a, fmt)
+                f, i = _read(_elem_addr(p, tab[l, e], cols, s, psize, esize, col_major), fmt)
                 if fmt <= E5M2:
                     frag[e, base + l] = f
                 else:
@@ -381,13 +385,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, c
             return base
         for l in range(inv):
             for e in range(L):
-                k = tab[l, e]
-                r = k // cols
-                c = k - r * cols
-                if col_major:
-                    a = p + c * s * psize + r * esize
-                else:
-                    a = p + r * s * psize + c * esize
                 v = frag[e, base + l]
-                _write(a, fmt, np.float64(v), np.int64(v))
+                _write(_elem_addr(p, tab[l, e], cols, s, psize, esize, col_major), fmt,
+                       np.float64(v), np.int64(v))
     return -1

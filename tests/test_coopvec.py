@@ -332,6 +332,7 @@ def nv_f16_model(A, xs, b):
     return np.array(out, np.float16)
 
 
+@pytest.mark.slow
 def test_nvidia_f16_model_and_layouts(nv_device, rng):
     """numerics="nvidia" on the nvidia profile: the chunked float16 model, bit-exact; the optimal
     layouts are the measured H100 permutation (fp8 stored as float16); fp8 interpretations do
@@ -466,6 +467,7 @@ def test_outer_product_and_reduce_sum_many_workgroups(kc, rng):
     np.testing.assert_array_equal(s32, b.astype(np.float64).sum(0).astype(np.float32))
 
 
+@pytest.mark.slow
 def test_training_nvidia_layout(nv_device, rng):
     k = nv_device.load(CV / "train.spv").kernel()
     n = 2 * 32

@@ -287,6 +287,7 @@ def test_e4m3_extremes():
     assert (d[2] == -448.0 * 448).all()
 
 
+@pytest.mark.slow
 def test_e5m2_e4m3_f16_exact():
     rng = np.random.default_rng(8)
     a = fp8_codes(rng, "e5m2", (16, 16), spread=4)
@@ -634,8 +635,9 @@ ODD = [
     pytest.param("s8", "s8", "s16", "s32", "MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|"
                  "MatrixResultSignedComponentsKHR", (1, 1, 0, 1), False,
                  marks=pytest.mark.slow),                             # int16 C zero-extended
-    ("s8", "s8", "s16", "s32", "MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|"
-     "MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR", (1, 1, 1, 1), False),
+    pytest.param("s8", "s8", "s16", "s32", "MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|"
+                 "MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR", (1, 1, 1, 1), False,
+                 marks=pytest.mark.slow),                             # int16 C sign-extended
 ]
 
 

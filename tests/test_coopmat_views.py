@@ -8,6 +8,7 @@ References are numpy written from the seed's text; layout-dependent results are 
 the profile's layout table (jitcoop.devices.layouts, itself checked against the hardware in
 test_layouts.py). Shaders: tests/shaders/coopmat/*.comp (build.sh)."""
 import math
+from pathlib import Path
 import struct
 from types import SimpleNamespace
 
@@ -137,7 +138,8 @@ def test_perlane_layout_dependent_output_differs_between_profiles():
 
 
 # == matrices as values ==================================================================================
-@pytest.mark.parametrize("profile", ["generic", "shuffled", pytest.param("nvidia", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("profile", ["generic", pytest.param("shuffled", marks=pytest.mark.slow),
+                                     pytest.param("nvidia", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("sel,n,kk", [(0, 0, 0), (0, 2, 0), (1, 1, 1), (1, 0, 0)])
 def test_flow_functions_arrays_phis_select(profile, sel, n, kk):
     k = kernel("flow", profile)
@@ -438,3 +440,32 @@ def test_saturating_on_float_matrix():
 def test_subgroup_matrix_needs_whole_subgroups():
     e = _spirv_error(COOP / "muladd_f16_f32.spv", "generic", {10: 48})
     assert "subgroup" in str(e)
+
+
+# == workgroup scope =======================================================================================
+@pytest.mark.parametrize("profile,inv,oracle", [
+    ("nvidia", 128, "nv_f32_C_64x64_wg128"),
+    pytest.param("nvidia", 256, "nv_f32_C_64x64_wg256", marks=pytest.mark.slow),
+    pytest.param("generic", 128, None, marks=pytest.mark.slow)])
+def test_workgroup_scope_lane_map_and_muladd(profile, inv, oracle):
+    """Each invocation writes 1024 * invocation + e into its elements of a workgroup-scope
+    64 x 64 float32 accumulator: the stored matrix is the lane map the H100 gave the oracle.
+    Then a workgroup-scope 64x64x64 float16 MulAdd (A and B replicated across warps on nvidia)."""
+    k = kernel("wg", profile, {10: inv})
+    rng = np.random.default_rng(13)
+    a, b, c = f16_inputs(rng, 64, 64, 64)
+    o, d = np.full(4096, -1, np.float32), np.zeros(4096, np.float32)
+    ln = np.zeros(3 * inv, np.uint32)
+    k.dispatch(1, {0: o, 1: a, 2: b, 3: c, 4: d, 5: ln})
+    if oracle:
+        lm = np.load(Path(__file__).resolve().parent / "oracle" / "lanemaps" / f"{oracle}.npy")
+    else:
+        lm = L.striped(64, 64, inv).coords()
+    want = np.full((64, 64), -1, np.float32)
+    for i in range(lm.shape[0]):
+        for e in range(lm.shape[1]):
+            want[lm[i, e, 0], lm[i, e, 1]] = 1024 * i + e
+    np.testing.assert_array_equal(o.reshape(64, 64), want)
+    assert (ln.reshape(inv, 3)[:, 2] == lm.shape[1]).all()
+    from test_coopmat_khr import exact_muladd, ROUND
+    assert_bits_equal(d.reshape(64, 64), exact_muladd(a, b, c, ROUND["f32"]))

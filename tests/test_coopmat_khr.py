@@ -312,7 +312,7 @@ CAPS = {"f16": ["Float16", "StorageBuffer16BitAccess"], "f64": ["Float64"],
 
 
 def muladd_asm(A, B, C, R, flags="", shapes=((16, 16), (16, 16), (16, 16), (16, 16)),
-               uses=(0, 1, 2, 2)):
+               uses=(0, 1, 2, 2), load_tail=None, store_tail=None):
     """SPIR-V assembly: D = MulAdd(load A, load B, load C) with the given component types,
     (rows, cols) and Use of each of A, B, C, Result; buffers 0..3, row major, tight strides."""
     types = {"u32": None, "s32": None}
@@ -345,10 +345,12 @@ def muladd_asm(A, B, C, R, flags="", shapes=((16, 16), (16, 16), (16, 16), (16, 
     L += ["%main = OpFunction %void None %fn", "%entry = OpLabel"]
     for i in range(3):
         L += [f"%p{i} = OpAccessChain %pe{i} %v{i} %c0 %k0",
-              f"%x{i} = OpCooperativeMatrixLoadKHR %m{i} %p{i} %k0 %k{shapes[i][1]}"]
+              f"%x{i} = OpCooperativeMatrixLoadKHR %m{i} %p{i} %k0 " +
+              (f"%k{shapes[i][1]}" if load_tail is None else load_tail)]
     L += [f"%d = OpCooperativeMatrixMulAddKHR %m3 %x0 %x1 %x2 {flags}".rstrip(),
           "%p3 = OpAccessChain %pe3 %v3 %c0 %k0",
-          f"OpCooperativeMatrixStoreKHR %p3 %d %k0 %k{shapes[3][1]}",
+          f"OpCooperativeMatrixStoreKHR %p3 %d %k0 " +
+          (f"%k{shapes[3][1]}" if store_tail is None else store_tail),
           "OpReturn", "OpFunctionEnd"]
     return "\n".join(L) + "\n"
 
@@ -358,8 +360,8 @@ DT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "s8": np.int8, "u
       "u64": np.uint64}
 
 
-def run_asm(A, B, C, R, a, b, c, flags="", profile="generic"):
-    k = kernel(muladd_asm(A, B, C, R, flags), profile)
+def run_asm(A, B, C, R, a, b, c, flags="", profile="generic", **kw):
+    k = kernel(muladd_asm(A, B, C, R, flags, **kw), profile)
     d = np.zeros((a.shape[0], b.shape[1]), DT[R])
     k.dispatch(1, {0: a, 1: b, 2: c, 3: d})
     return d
@@ -673,13 +675,26 @@ def test_u64_saturating_carry():
     assert (d[:8] == np.uint64(2 ** 64 - 1)).all()
 
 
+@pytest.mark.slow
+def test_memory_operands_on_load_and_store():
+    """Stride followed by a Memory Operand (the seed allows [Stride] or [Stride, Memory Operand])."""
+    rng = np.random.default_rng(44)
+    a, b, c = f16_inputs(rng)
+    d = run_asm("f16", "f16", "f32", "f32", a, b, c, load_tail="%k16 Aligned|Nontemporal 2",
+                store_tail="%k16 Volatile")
+    assert_bits_equal(d, exact_muladd(a, b, c, ROUND["f32"]))
+
+
 # == the same MulAdd under every layout ================================================================
-@pytest.mark.parametrize("profile", [pytest.param("nvidia", marks=pytest.mark.slow), "shuffled"])
-def test_muladd_layout_independent(profile):
+@pytest.mark.parametrize("profile,sg", [pytest.param("nvidia", None, marks=pytest.mark.slow),
+                                        ("shuffled", None), ("amd-rdna3", 64),
+                                        pytest.param("amd-rdna3", 32, marks=pytest.mark.slow)])
+def test_muladd_layout_independent(profile, sg):
+    """The same answer whatever the layout (amd-rdna3: A and B replicated across 16-lane groups)."""
     rng = np.random.default_rng(51)
     a, b, c = f16_inputs(rng)
     want = exact_muladd(a, b, c, ROUND["f32"])
-    assert_bits_equal(run_muladd("f16_f32", a, b, c, np.float32, profile=profile), want)
+    assert_bits_equal(run_muladd("f16_f32", a, b, c, np.float32, profile=profile, sg=sg), want)
 
 
 @pytest.mark.slow

@@ -469,3 +469,9 @@ def test_workgroup_scope_lane_map_and_muladd(profile, inv, oracle):
     assert (ln.reshape(inv, 3)[:, 2] == lm.shape[1]).all()
     from test_coopmat_khr import exact_muladd, ROUND
     assert_bits_equal(d.reshape(64, 64), exact_muladd(a, b, c, ROUND["f32"]))
+
+
+def test_row_major_load_without_stride():
+    src = muladd_asm("f16", "f16", "f32", "f32", load_tail="")
+    e = _spirv_error(src)
+    assert e.opname == "OpCooperativeMatrixLoadKHR" and "Stride" in str(e)

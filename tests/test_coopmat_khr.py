@@ -698,6 +698,16 @@ def test_muladd_layout_independent(profile, sg):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name,at,ct,signed", [("s8_s32", np.int8, np.int32, (1, 1, 1, 1)),
+                                              ("u8_u32", np.uint8, np.uint32, (0, 0, 0, 0))])
+def test_int8_muladd_16x16x32_on_nvidia(name, at, ct, signed):
+    rng = np.random.default_rng(55)
+    a, b, c = ints(rng, at, (16, 32)), ints(rng, at, (32, 16)), ints(rng, ct, (16, 16))
+    d = run_muladd(name, a, b, c, ct, profile="nvidia")
+    np.testing.assert_array_equal(d, int_ref(a, b, c, "s32" if signed[3] else "u32", signed))
+
+
+@pytest.mark.slow
 def test_muladd_lavapipe_8x8x8():
     rng = np.random.default_rng(52)
     a, b, c = f16_inputs(rng, 8, 8, 8)

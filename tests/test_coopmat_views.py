@@ -529,3 +529,32 @@ def test_workgroup_scope_load_reached_by_one_subgroup():
     assert 32 <= err.lane < 64 and err.workgroup is not None, str(err)
     np.testing.assert_array_equal(w, w0)
     np.testing.assert_array_equal(o, o0)
+
+
+def test_out_of_bounds_in_one_workgroup_names_it():
+    """ldst with x one element short: only the last tile (workgroup 2, its second subgroup) of
+    the row-major load overruns."""
+    k = kernel("ldst", "generic", {10: 64})
+    off, tin, srow, scol, sout, tout = 0, 300, 17, 33, 17, 270
+    x = np.zeros(5 * tin + 15 * srow + 8 - 1, np.float16)
+    y, z, w = (np.full(6 * tout, 4, np.float16) for _ in range(3))
+    with pytest.raises(jitcoop.ExecutionError) as ei:
+        k.dispatch(3, {0: x, 1: y, 2: z, 3: w},
+                   push=np.array([off, tin, srow, scol, sout, tout], np.uint32))
+    e = ei.value
+    assert e.opname == "OpCooperativeMatrixLoadKHR" and tuple(e.workgroup) == (2, 0, 0), str(e)
+    assert 32 <= e.lane < 64, str(e)
+    assert (y == 4).all() and (z == 4).all() and (w == 4).all()
+
+
+def test_out_of_bounds_physical_storage_buffer_store():
+    dev = device("generic")
+    k = kernel("ldst_mem", "generic")
+    q = np.zeros((2, 16, 24), np.float16).view(np.uint32).copy()
+    pv = dev.buffer(np.zeros((2, 16, 24), np.float16).view(np.uint32).copy())
+    dst = dev.buffer(np.full(2 * 256 - 1, 6, np.float16))     # one element short
+    o = np.full(512, 6, np.float16)
+    with pytest.raises(jitcoop.ExecutionError) as ei:
+        k.dispatch(1, {0: q, 1: o}, push=struct.pack("<QQI4x", pv.address, dst.address, 3))
+    assert ei.value.opname == "OpCooperativeMatrixStoreKHR", str(ei.value)
+    assert (dst.array == 6).all() and (o == 6).all()

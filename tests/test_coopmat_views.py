@@ -558,3 +558,26 @@ def test_out_of_bounds_physical_storage_buffer_store():
         k.dispatch(1, {0: q, 1: o}, push=struct.pack("<QQI4x", pv.address, dst.address, 3))
     assert ei.value.opname == "OpCooperativeMatrixStoreKHR", str(ei.value)
     assert (dst.array == 6).all() and (o == 6).all()
+
+
+def test_workgroup_scope_refused_on_lavapipe_and_rdna3():
+    for prof, sg in (("lavapipe", 8), ("amd-rdna3", 64)):
+        e = _spirv_error(COOP / "wg.spv", prof, {10: 64, 0: 16, 1: 16, 2: 16}, sg)
+        assert "workgroup" in str(e) and prof in str(e), str(e)
+        assert e.opname == "OpTypeCooperativeMatrixKHR"
+
+
+def test_nvidia_workgroup_scope_needs_its_flexible_table():
+    """The H100 takes workgroup-scope matrices up to 256 invocations, M granularity 32 at 128."""
+    e = _spirv_error(COOP / "wg.spv", "nvidia", {10: 512})
+    assert "256" in str(e)
+    e = _spirv_error(COOP / "wg.spv", "nvidia", {10: 128, 0: 16, 1: 16, 2: 16})
+    assert "nvidia" in str(e)
+
+
+def test_profile_subgroup_sizes():
+    with pytest.raises(jitcoop.JitcoopError, match="32"):
+        jitcoop.Device("nvidia", subgroup_size=16)
+    with pytest.raises(jitcoop.JitcoopError, match="8"):
+        jitcoop.Device("lavapipe", subgroup_size=32)
+    assert jitcoop.Device("amd-rdna3").subgroup_size == 64

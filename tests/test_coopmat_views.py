@@ -177,9 +177,7 @@ def test_conditionally_assigned_matrix():
 
 
 # == arithmetic ==========================================================================================
-@pytest.mark.parametrize("profile", ["generic", pytest.param("shuffled", marks=pytest.mark.slow)])
-def test_elementwise_arithmetic(profile):
-    k = kernel("arith", profile)
+def arith_inputs():
     rng = np.random.default_rng(6)
     f = rng.standard_normal(512).astype(np.float32)
     iv = rng.integers(-2 ** 31, 2 ** 31, 512).astype(np.int32)
@@ -188,19 +186,37 @@ def test_elementwise_arithmetic(profile):
     iv[1], iv[257] = -7, 2                           # SDiv rounds toward zero: -3
     uv = rng.integers(0, 2 ** 32, 512).astype(np.uint32)
     uv[256:][uv[256:] == 0] = 5
+    return f, iv, uv
+
+
+def run_arith(part, profile):
+    k = kernel(f"arith_{part}", profile)
+    f, iv, uv = arith_inputs()
     o = np.zeros(7 * 256, np.float32)
     oi = np.zeros(7 * 256, np.int32)
     ou = np.zeros(3 * 256, np.uint32)
     s, si = np.float32(-1.25), np.int32(-3)
-    push = struct.pack("<fi", s, si)
-    k.dispatch(1, {0: f, 1: iv, 2: o, 3: oi, 4: ou, 5: uv}, push=push)
+    k.dispatch(1, {0: f, 1: iv, 2: o, 3: oi, 4: ou, 5: uv}, push=struct.pack("<fi", s, si))
+    return f, iv, uv, o, oi, ou, s, si
+
+
+@pytest.mark.parametrize("profile", ["generic", pytest.param("shuffled", marks=pytest.mark.slow)])
+def test_elementwise_float_arithmetic(profile):
+    f, iv, uv, o, oi, ou, s, si = run_arith("f", profile)
     a, b = f[:256], f[256:]
     with np.errstate(all="ignore"):
-        for i, want in enumerate([a + b, a - b, a * b, a / b, -a, a * s, np.full(256, 3.5, np.float32)]):  # noqa: E501
-            assert_bits_equal(o[i * 256:(i + 1) * 256], want.astype(np.float32))
+        wants = [a + b, a - b, a * b, a / b, -a, a * s, np.full(256, 3.5, np.float32)]
+    for i, want in enumerate(wants):
+        assert_bits_equal(o[i * 256:(i + 1) * 256], want.astype(np.float32))
+
+
+@pytest.mark.slow
+def test_elementwise_int_arithmetic():
+    f, iv, uv, o, oi, ou, s, si = run_arith("i", "generic")
     c, d = iv[:256].astype(np.int64), iv[256:].astype(np.int64)
     wrap = lambda v: (np.asarray(v, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    q = np.array([int(abs(int(p)) // abs(int(r))) * (1 if (p < 0) == (r < 0) else -1) for p, r in zip(c, d)])
+    q = np.array([int(abs(int(p)) // abs(int(r))) * (1 if (p < 0) == (r < 0) else -1)
+                  for p, r in zip(c, d)])
     for i, want in enumerate([c + d, c - d, (c * d), q, -c, c * int(si), np.full(256, -7)]):
         got = oi[i * 256:(i + 1) * 256]
         if i == 3:

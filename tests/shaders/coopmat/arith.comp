@@ -1,6 +1,7 @@
 #version 450
 // Elementwise arithmetic on 16 x 16 accumulator matrices: float32 and int32/uint32.
-// o[k*256 ..] = result k, row major: see the test for the list.
+// o[k*256 ..] = result k, row major: see the test for the list. Built twice: PART=1 the float
+// part (arith_f.spv), PART=2 the integer part (arith_i.spv), to keep each kernel small.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
@@ -17,11 +18,13 @@ layout(set = 0, binding = 5) readonly buffer BU { uint uv[]; };
 #define U coopmat<uint, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define ST(m, buf, k) coopMatStore(m, buf, (k) * 256, 16, gl_CooperativeMatrixLayoutRowMajor)
 void main() {
+#if PART == 1
     F a, b;
     coopMatLoad(a, f, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(b, f, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
     ST(a + b, o, 0); ST(a - b, o, 1); ST(a * b, o, 2); ST(a / b, o, 3); ST(-a, o, 4);
     ST(a * p.s, o, 5); ST(F(3.5), o, 6);
+#else
     I c, d;
     coopMatLoad(c, iv, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(d, iv, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
@@ -31,4 +34,5 @@ void main() {
     coopMatLoad(u, uv, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(v, uv, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
     ST(u / v, ou, 0); ST(u * v, ou, 1); ST(u - v, ou, 2);
+#endif
 }

@@ -154,9 +154,6 @@ def test_flow_functions_arrays_phis_select(profile, sel, n, kk):
     np.testing.assert_array_equal(o2, (X if sel == 0 else Y).astype(np.float16))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a struct holding cooperative matrices in Function "
-                   "memory generates numba code that reads an undefined variable (NotDefinedError "
-                   "'x.._0 is not defined' at kernel creation)")
 def test_struct_of_matrices():
     k = kernel("flow_struct", "generic")
     x = (np.arange(512) % 37).astype(np.float16)
@@ -165,9 +162,6 @@ def test_struct_of_matrices():
     np.testing.assert_array_equal(o, x[:256])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a matrix Function variable that may be read before "
-                   "it is written (`MT m; if (c) m = X; store(m)`) generates numba code reading an "
-                   "undefined variable (NotDefinedError at kernel creation); the same root as structs")
 def test_conditionally_assigned_matrix():
     k = kernel("flow_undef", "generic")
     x = (np.arange(256) % 37).astype(np.float16)
@@ -229,9 +223,6 @@ def test_elementwise_int_arithmetic():
         np.testing.assert_array_equal(ou[i * 256:(i + 1) * 256], want.astype(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: OpMatrixTimesScalar on an int32 cooperative matrix "
-                   "(what glslang emits for coopmat<int> * int) raises a bare TypeError('i32') from "
-                   "core_composite._times_scalar/round_to at kernel creation")
 def test_int_matrix_times_scalar():
     k = kernel("arith_imts", "generic")
     iv = np.arange(-128, 128, dtype=np.int32) * 1000
@@ -291,15 +282,11 @@ def test_convert_f32_to_f16_bf16(profile):
     np.testing.assert_array_equal(o["obf"], bf16_ref_bits(f))
 
 
-SAT_BUG = pytest.mark.xfail(strict=True, reason="BUG: OpFConvert decorated "
-                             "SaturatedToLargestFloat8NormalConversionEXT (GLSL saturatedConvertEXT) on a "
-                             "cooperative matrix does not saturate: 500.0 -> NaN (E4M3), 65504 -> inf "
-                             "(E5M2) instead of 448 / 57344")
 
 
 @pytest.mark.parametrize("profile", CONV_PROFILES)
-@pytest.mark.parametrize("fmt,sat", [("e4m3", False), pytest.param("e4m3", True, marks=SAT_BUG),
-                                     ("e5m2", False), pytest.param("e5m2", True, marks=SAT_BUG)])
+@pytest.mark.parametrize("fmt,sat", [("e4m3", False), ("e4m3", True),
+                                     ("e5m2", False), ("e5m2", True)])
 def test_convert_f32_to_fp8(profile, fmt, sat):
     f, iv, b8, o = run_convert(profile)
     vals = E4M3 if fmt == "e4m3" else E5M2
@@ -525,8 +512,6 @@ def test_bad2_mode0_relayout_and_workgroup_scope_fine():
     np.testing.assert_array_equal(w, x)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the error names the internal OpJitcoopRelayout with a "
-                   "made-up result id (%92, not in the module) instead of the shader's OpFConvert")
 def test_divergent_relayout_conversion_names_the_users_instruction():
     """The relayout jitcoop inserts for a conversion is its own business: an error must name
     the shader's OpFConvert (and its result id), not an internal instruction."""

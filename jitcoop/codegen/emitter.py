@@ -656,9 +656,9 @@ class KernelGen:
                 names = [f"x{v}_{i}" for i in range(n_leaves(t))]
                 if init is not None:
                     src = self.vals(init)
-                elif v in self.stored_vars:
-                    continue       # numba accepts locals first assigned on some paths only
                 else:
+                    # Zero, not left unassigned: a variable read (or spilled) on a path that has
+                    # not written it all must still be a defined local for numba.
                     src = [self.literal(0, s) for s in self.leaf_types(t)]
                 for n, s in zip(names, src):
                     self.line(f"{n} = {s}")

@@ -229,7 +229,14 @@ def _sconvert(em, ins):
 
 @rule("OpFConvert")
 def _fconvert(em, ins):
+    # SPV_EXT_float8: with SaturatedToLargestFloat8NormalConversionEXT an out-of-range value
+    # becomes the largest finite fp8 value of its sign instead of NaN (E4M3) or inf (E5M2).
+    sat = em.m.has_decoration(ins.result, "SaturatedToLargestFloat8NormalConversionEXT")
+
     def f(s, a, src):
+        if s.encoding in ("e4m3", "e5m2"):
+            w = 64 if src[0].width == 64 else 32
+            return f"{s.encoding}_to_f32(f{w}_to_{s.encoding}(np.float{w}({a[0]}), {sat}))"
         if src[0].width == 64:
             return round_from64(a[0], s)
         return round_to(a[0], s)

@@ -117,7 +117,9 @@ def _times_scalar(em, ins):
     v = em.vals(ins.operands[0])
     k = em.val(ins.operands[1])
     s = scalars(em.rtype(ins))
-    em.define(ins, [round_to(f"{x} * {k}", t) for x, t in zip(v, s)])
+    # Integer components (cooperative matrices of integers) wrap at their width.
+    em.define(ins, [round_to(f"{x} * {k}", t) if t.kind == "float" else
+                    f"{nb_type(t)}({nb_type(t)}({x}) * {nb_type(t)}({k}))" for x, t in zip(v, s)])
 
 
 @rule("OpDot")

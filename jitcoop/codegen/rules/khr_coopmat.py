@@ -269,7 +269,9 @@ def insert_relayout(em, ff, ids, b, i, src_id, dst_t: CoopMat) -> int:
     tid = relayout_type(em, src_t, dst_t, ids)
     rid = ids.fresh()
     ins = b.instrs[i]
-    b.instrs.insert(i, Instruction(0, RELAYOUT, ins.offset, tid, rid, [src_id], ["IdRef"]))
+    re = Instruction(0, RELAYOUT, ins.offset, tid, rid, [src_id], ["IdRef"])
+    re.origin = ins          # errors name the shader's conversion, not this made-up instruction
+    b.instrs.insert(i, re)
     return rid
 
 
@@ -327,7 +329,7 @@ def _relayout(em, ins, wait, resume):
     src = mat_type(em, ins.operands[0], ins, "operand")
     dst = em.rtype(ins)
     inv = scope_size(em, dst)
-    check_scope(em, ins, wait, dst)
+    check_scope(em, getattr(ins, "origin", ins), wait, dst)
     d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
     em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
     em.line(f"sg_resume(state, {wait}, {resume})")

@@ -608,6 +608,7 @@ def test_s8_saturating_kernel_gives_wrapping_kernel_result_when_in_range():
                                   run_muladd("s8_s32", a, b, c, np.int32))
 
 
+@pytest.mark.slow
 def test_u8_saturating_at_uint32_top():
     a = np.full((16, 16), 255, np.uint8)
     b = np.full((16, 16), 255, np.uint8)
@@ -687,7 +688,8 @@ def test_memory_operands_on_load_and_store():
 
 # == the same MulAdd under every layout ================================================================
 @pytest.mark.parametrize("profile,sg", [pytest.param("nvidia", None, marks=pytest.mark.slow),
-                                        ("shuffled", None), ("amd-rdna3", 64),
+                                        ("shuffled", None),
+                                        pytest.param("amd-rdna3", 64, marks=pytest.mark.slow),
                                         pytest.param("amd-rdna3", 32, marks=pytest.mark.slow)])
 def test_muladd_layout_independent(profile, sg):
     """The same answer whatever the layout (amd-rdna3: A and B replicated across 16-lane groups)."""
@@ -727,7 +729,8 @@ def test_muladd_column_major_odd_strides():
     mc = np.zeros((16, sc), np.float32)
     mc[:, :16] = c.T
     md = np.full((16, sd), -7, np.float32)
-    k = kernel("muladd_f16_f32", "generic", {10: 32, 3: True, 4: True, 5: True, 6: True})
+    k = kernel("muladd_f16_f32", "generic", {10: 32, 3: True, 4: True, 5: True, 6: True},
+               numerics="exact")
     k.dispatch(1, {0: ma, 1: mb, 2: mc, 3: md}, push=np.array([sa, sb, sc, sd], np.uint32))
     assert_bits_equal(md[:, :16].T, exact_muladd(a, b, c, ROUND["f32"]))
     assert (md[:, 16:] == -7).all()     # the gaps between columns are not written
@@ -744,7 +747,7 @@ def test_muladd_row_major_odd_strides_and_untouched_gaps():
     mc = np.zeros((16, sc), np.float32)
     mc[:, :16] = c
     md = np.full((16, sd), -7, np.float32)
-    k = kernel("muladd_f16_f32", "generic", {10: 32})
+    k = kernel("muladd_f16_f32", "generic", {10: 32}, numerics="exact")     # run_muladd's kernel
     k.dispatch(1, {0: ma, 1: mb, 2: mc, 3: md}, push=np.array([sa, sb, sc, sd], np.uint32))
     assert_bits_equal(md[:, :16], exact_muladd(a, b, c, ROUND["f32"]))
     assert (md[:, 16:] == -7).all()

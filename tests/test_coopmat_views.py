@@ -282,8 +282,6 @@ def test_convert_f32_to_f16_bf16(profile):
     np.testing.assert_array_equal(o["obf"], bf16_ref_bits(f))
 
 
-
-
 @pytest.mark.parametrize("profile", CONV_PROFILES)
 @pytest.mark.parametrize("fmt,sat", [("e4m3", False), ("e4m3", True),
                                      ("e5m2", False), ("e5m2", True)])
@@ -309,7 +307,8 @@ def test_convert_int_and_float_int(profile):
     np.testing.assert_array_equal(o["ou"][256:], b8.view(np.uint8).astype(np.uint32))   # zero ext.
 
 
-@pytest.mark.parametrize("profile", ["nvidia", pytest.param("shuffled", marks=pytest.mark.slow),
+@pytest.mark.parametrize("profile", [pytest.param("nvidia", marks=pytest.mark.slow),
+                                     pytest.param("shuffled", marks=pytest.mark.slow),
                                      pytest.param("generic", marks=pytest.mark.slow)])
 def test_convert_between_8bit_and_16bit_a_layouts(profile):
     k = kernel("convert_a", profile)
@@ -376,7 +375,7 @@ def test_divergent_muladd_names_lane_31():
 def test_out_of_bounds_store_and_load():
     rng = np.random.default_rng(12)
     a, b, c = f16_inputs(rng)
-    k = kernel("muladd_f16_f32", "generic", {10: 32})
+    k = kernel("muladd_f16_f32", "generic", {10: 32}, numerics="exact")    # run_muladd's kernel
     d = np.full((15, 16), 3, np.float32)                 # one row short
     with pytest.raises(jitcoop.ExecutionError) as ei:
         k.dispatch(1, {0: a, 1: b, 2: c, 3: d}, push=np.array([16, 16, 16, 16], np.uint32))
@@ -458,7 +457,7 @@ def test_subgroup_matrix_needs_whole_subgroups():
 
 # == workgroup scope =======================================================================================
 @pytest.mark.parametrize("profile,inv,oracle", [
-    ("nvidia", 128, "nv_f32_C_64x64_wg128"),
+    pytest.param("nvidia", 128, "nv_f32_C_64x64_wg128", marks=pytest.mark.slow),
     pytest.param("nvidia", 256, "nv_f32_C_64x64_wg256", marks=pytest.mark.slow),
     pytest.param("generic", 128, None, marks=pytest.mark.slow)])
 def test_workgroup_scope_lane_map_and_muladd(profile, inv, oracle):
@@ -505,6 +504,7 @@ def _bad2(mode):
     return err, x, o, w, keep
 
 
+@pytest.mark.slow
 def test_bad2_mode0_relayout_and_workgroup_scope_fine():
     err, x, o, w, _ = _bad2(0)
     assert err is None
@@ -512,6 +512,7 @@ def test_bad2_mode0_relayout_and_workgroup_scope_fine():
     np.testing.assert_array_equal(w, x)
 
 
+@pytest.mark.slow
 def test_divergent_relayout_conversion_names_the_users_instruction():
     """The relayout jitcoop inserts for a conversion is its own business: an error must name
     the shader's OpFConvert (and its result id), not an internal instruction."""
@@ -523,6 +524,7 @@ def test_divergent_relayout_conversion_names_the_users_instruction():
     assert "Jitcoop" not in str(err), str(err)
 
 
+@pytest.mark.slow
 def test_workgroup_scope_load_reached_by_one_subgroup():
     err, x, o, w, (o0, w0) = _bad2(2)
     assert err is not None and err.opname == "OpCooperativeMatrixLoadKHR", str(err)

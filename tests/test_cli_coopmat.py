@@ -46,3 +46,12 @@ def test_run_profiles_shows_layout_dependence(tmp_path, capsys):
     assert "elements differ between generic and shuffled" in out
     # Nothing is written back by a comparison run.
     assert not np.load(o).any()
+
+
+def test_check_reports_cooperative_vector_combinations(capsys):
+    # The H100 lists no float32 result for cooperative vector products (oracle/props-h100.txt).
+    spv = HERE / "shaders" / "coopvec" / "mm_f32.spv"
+    assert main(["check", str(spv), "--device", "nvidia"]) == 1
+    out = capsys.readouterr().out
+    assert "NO  coopvec" in out and "'f32', False)" in out
+    assert main(["check", str(spv), "--device", "generic"]) == 0

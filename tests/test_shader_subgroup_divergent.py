@@ -89,7 +89,7 @@ def inputs(rng, sg):
     return x, m
 
 
-@pytest.mark.parametrize("sg", [8, 32, 64])
+@pytest.mark.parametrize("sg", [pytest.param(8, marks=pytest.mark.slow), 32, pytest.param(64, marks=pytest.mark.slow)])  # 8 and 64: slow set
 def test_subgroup_operations_in_divergent_code(kc, rng, sg):
     k = kc("subgroup_divergent", sg=sg)
     x, m = inputs(rng, sg)

@@ -14,7 +14,8 @@ WG = 96
 NWG = 2
 NT = WG * NWG
 M32 = 0xFFFFFFFF
-SIZES = [8, 32, 64]
+# Subgroup sizes 8 and 64 compile their own kernels: in the slow set.
+SIZES = [pytest.param(8, marks=pytest.mark.slow), 32, pytest.param(64, marks=pytest.mark.slow)]
 
 
 def subgroups(sg):

@@ -64,7 +64,7 @@ def _reference(x, sg):
     return np.concatenate([rows[r] for r in range(35)]).astype(np.int32)
 
 
-@pytest.mark.parametrize("sg", [8, 32, 64])
+@pytest.mark.parametrize("sg", [pytest.param(8, marks=pytest.mark.slow), 32, pytest.param(64, marks=pytest.mark.slow)])  # 8 and 64: slow set
 def test_subgroup_operations(sg):
     k = jitcoop.Device(subgroup_size=sg).load(SHADERS / "core" / "subgroups.spv").kernel()
     rng = np.random.default_rng(sg)

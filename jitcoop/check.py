@@ -10,15 +10,16 @@ from dataclasses import dataclass
 
 from . import devices
 from .devices import type_name
+from .devices.coopvec import coopvec_supported, coopvec_uses
 from .errors import SpirvError
 from .spirv.module import Module
 from .spirv.specialize import Specialization
-from .spirv.types import CoopMat, describe
+from .spirv.types import describe
 
 
 @dataclass
 class CheckRow:
-    kind: str              # "type" or "muladd" (or what another extension adds)
+    kind: str              # "type", "muladd" or "coopvec"
     what: str
     offset: int
     problem: str | None
@@ -28,20 +29,10 @@ class CheckRow:
         return self.problem is None
 
 
-def workgroup_size(m: Module, spec: Specialization, entry=None) -> int:
-    ep = m.entry_point(entry)
-    size = (1, 1, 1)
-    for mode, args, _ in ep.modes:
-        if mode == "LocalSize":
-            size = tuple(args)
-        elif mode == "LocalSizeId":
-            size = tuple(int(spec.scalar_const(a)) for a in args)
-    return size[0] * size[1] * size[2]
-
-
 def check(m: Module, profile: devices.Profile, spec_values: dict | None = None, entry=None) -> list:
     spec = Specialization(m, spec_values or {})
-    W = workgroup_size(m, spec, entry)
+    size = spec.local_size(m.entry_point(entry)) or (1, 1, 1)
+    W = size[0] * size[1] * size[2]
     rows = []
     for ins in m.global_order:
         if ins.opname == "OpTypeCooperativeMatrixKHR":
@@ -54,53 +45,26 @@ def check(m: Module, profile: devices.Profile, spec_values: dict | None = None, 
     for f in m.functions.values():
         for b in f.blocks:
             for ins in b.instrs:
-                if ins.opname != "OpCooperativeMatrixMulAddKHR":
-                    continue
-                a, bb, c = (spec.type(m.defs[x].result_type) if x in m.defs else None
-                            for x in ins.operands[:3])
-                r = spec.type(ins.result_type)
-                if not all(isinstance(x, CoopMat) for x in (a, bb, c, r)):
-                    a, bb, c = (_value_type(m, spec, f, x) for x in ins.operands[:3])
-                flags = ins.operands[3] if len(ins.operands) > 3 and isinstance(ins.operands[3], int) else 0
-                names = [type_name(x.elem) for x in (a, bb, c, r)]
-                sat = bool(flags & 16)
-                what = (f"{r.rows}x{r.cols}x{a.cols} {names[0]} x {names[1]} + {names[2]} -> {names[3]}"
-                        f"{' saturating' if sat else ''} ({'subgroup' if r.scope == 3 else 'workgroup'})")
-                rows.append(CheckRow("muladd", what, ins.offset,
-                                     profile.muladd_problem(r.rows, r.cols, a.cols, *names, sat,
-                                                            r.scope, W)))
-    rows += _coopvec_rows(m, spec, profile)
+                if ins.opname == "OpCooperativeMatrixMulAddKHR":
+                    rows.append(_muladd_row(m, spec, profile, ins, W))
+    for combo in coopvec_uses(m, spec):
+        rows.append(CheckRow("coopvec", str(combo), 0,
+                             None if coopvec_supported(profile.name, combo) else
+                             f"the {profile.name} profile does not list this cooperative vector "
+                             "combination"))
     return rows
 
 
-def _value_type(m, spec, f, vid):
-    for b in f.blocks:
-        for ins in b.instrs:
-            if ins.result == vid:
-                return spec.type(ins.result_type)
-    for p in getattr(f, "params", []):
-        if getattr(p, "result", None) == vid:
-            return spec.type(p.result_type)
-    raise SpirvError(f"%{vid} has no type")
-
-
-def _coopvec_rows(m, spec, profile):
-    try:
-        from .devices.coopvec import coopvec_supported, coopvec_uses
-    except ImportError:
-        return []
-    rows = []
-    try:
-        uses = coopvec_uses(m, spec)
-    except Exception:            # the cooperative vector checker is optional here
-        return []
-    for u in uses:
-        combo = u.get("combo", u) if isinstance(u, dict) else u
-        ok = coopvec_supported(profile.name, combo)
-        rows.append(CheckRow("coopvec", str(combo), u.get("offset", 0) if isinstance(u, dict) else 0,
-                             None if ok else f"the {profile.name} profile does not list this "
-                                             "cooperative vector combination"))
-    return rows
+def _muladd_row(m, spec, profile, ins, W) -> CheckRow:
+    a, b, c = (spec.type(m.all_defs[x].result_type) for x in ins.operands[:3])
+    r = spec.type(ins.result_type)
+    flags = ins.operands[3] if len(ins.operands) > 3 else 0
+    names = [type_name(x.elem) for x in (a, b, c, r)]
+    sat = bool(flags & 16)                  # SaturatingAccumulationKHR
+    what = (f"{r.rows}x{r.cols}x{a.cols} {names[0]} x {names[1]} + {names[2]} -> {names[3]}"
+            f"{' saturating' if sat else ''} ({'subgroup' if r.scope == 3 else 'workgroup'})")
+    return CheckRow("muladd", what, ins.offset,
+                    profile.muladd_problem(r.rows, r.cols, a.cols, *names, sat, r.scope, W))
 
 
 def format_rows(rows, profile) -> str:

@@ -29,8 +29,8 @@ from ..errors import SpirvError
 from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
-from ..spirv.types import (PTR64, Array, CoopMat, Matrix, Opaque, Pointer, Scalar, Struct, Type, Vector,
-                           child, describe, leaves, member_offsets, n_leaves, size_of, array_stride)
+from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, Type, describe, leaves,
+                           member_offsets, n_leaves, size_of)
 from . import rules as R
 from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
 
@@ -144,6 +144,7 @@ class KernelGen:
         self.globals: list[str] = []          # module-level constants of the generated source
         self._dense: list[str] = []           # scratch arrays of the cooperative kernels
         self._operand_rows: list[str] = []    # int64 per-lane operand rows of collectives
+        self._needs_info = False
         self._tables: dict = {}
         spec.coop_layout = self._coop_layout
         self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective,
@@ -161,16 +162,7 @@ class KernelGen:
             raise SpirvError("only GLCompute entry points run")
 
     def _local_size(self):
-        size = None
-        for mode, args, is_id in self.ep.modes:
-            if mode == "LocalSize":
-                size = tuple(args)
-            elif mode == "LocalSizeId":
-                size = tuple(int(self.spec.scalar_const(a)) for a in args)
-        for ins in self.m.global_order:
-            bi = self.m.decoration(ins.result, "BuiltIn") if ins.result is not None else None
-            if bi and self._builtin_name(bi[0]) == "WorkgroupSize" and self.spec.is_const(ins.result):
-                size = tuple(int(v) for v in self.spec.const(ins.result))
+        size = self.spec.local_size(self.ep)
         if size is None:
             raise SpirvError(f"entry point {self.ep.name!r} has no LocalSize")
         if any(s < 1 for s in size) or size[0] * size[1] * size[2] > 4096:
@@ -206,11 +198,7 @@ class KernelGen:
         return grammar().enum_name("BuiltIn", v)
 
     def _is_collective(self, ins) -> bool:
-        if ins.opname in R.COLLECTIVE:
-            if ins.opname in ("OpControlBarrier",):
-                return True
-            return True
-        return False
+        return ins.opname in R.COLLECTIVE
 
     def _check_supported(self):
         for b in self.ff.blocks:
@@ -1027,32 +1015,35 @@ class KernelGen:
 
     def coll_arrays(self, vid) -> list[str]:
         """Per-lane arrays (slot rows) holding an operand of a collective, one per leaf; a
-        uniform operand is broadcast into a slot of its own first."""
-        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
-            out = []
-            for i, (v, s) in enumerate(zip(self.vals(vid), self.leaf_types(self.value_type(vid)))):
-                n = f"u{vid}_{i}"
-                self.name_types[n] = nb_type(s)
-                self.line(f"{self.slot_row(n)}[:] = {v}")
-                out.append(self.slot_row(n))
-            return out
+        uniform operand is broadcast into slots of its own first."""
+        if self._uniform_operand(vid):
+            rows = [self.slot_row(n) for n in self._uniform_names(vid)]
+            for row, v in zip(rows, self.vals(vid)):
+                self.line(f"{row}[:] = {v}")
+            return rows
         return [self.slot_row(n) for n in self.item_names(vid)]
+
+    def _uniform_operand(self, vid) -> bool:
+        """A value computed outside the lanes (constant, global, hoisted), not in spill slots."""
+        return self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted
+
+    def _uniform_names(self, vid) -> list[str]:
+        t = self.value_type(vid)
+        names = [f"u{vid}_{i}" for i in range(n_leaves(t))]
+        for n, s in zip(names, self.leaf_types(t)):
+            self.name_types[n] = nb_type(s)
+        if isinstance(t, CoopMat):
+            for n in names:
+                self.slot_groups[n] = names
+        return names
 
     # -- cooperative operands ---------------------------------------------------------------------
     def coll_block(self, vid) -> str:
         """The slot rows [length, W] holding a cooperative matrix operand's fragments (a uniform
         operand, such as a splat constant, is broadcast into rows of its own first)."""
-        t = self.value_type(vid)
-        if self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted:
-            names = [f"u{vid}_{i}" for i in range(t.n)]
-            dt = nb_type(t.elem)
-            for n in names:
-                self.name_types[n] = dt
-            block = self._slot_block(names)
-            tag, r0 = self.slots[names[0]]
-            for i, v in enumerate(self.vals(vid)):
-                self.line(f"S_{tag}[{r0 + i}, :] = {v}")
-            return block
+        if self._uniform_operand(vid):
+            self.coll_arrays(vid)
+            return self._slot_block(self._uniform_names(vid))
         return self._slot_block(self.item_names(vid))
 
     def coll_result_block(self, ins) -> str:
@@ -1062,30 +1053,33 @@ class KernelGen:
 
     def _slot_block(self, names) -> str:
         """Slot rows for a fragment, allocated together so that they form one 2-D block."""
-        if names[0] not in self.slots:
-            for n in names:
-                self.slot(n)
-        tag, r0 = self.slots[names[0]]
+        tag, r0 = self.slot(names[0])         # allocates the whole fragment group
         for i, n in enumerate(names):
             if self.slots.get(n) != (tag, r0 + i):
                 raise AssertionError(f"fragment slots of {names[0]} are not contiguous")
         return f"S_{tag}[{r0}:{r0 + len(names)}]"
 
-    def coll_i64(self, vid=None, expr=None) -> str:
-        """A per-lane int64 row holding a scalar operand (pointer address, stride) of a
-        collective: its spill slots, or a uniform expression broadcast."""
-        k = len(self._operand_rows)
-        name = f"O{k}"
+    def coll_i64(self, vid) -> str:
+        """A per-lane int64 row (allocated once per kernel call) holding a scalar operand of a
+        collective (pointer address, offset, stride): copied from its spill slots, or a uniform
+        expression broadcast; vid None gives zeros."""
+        name = f"O{len(self._operand_rows)}"
         self._operand_rows.append(name)
-        if expr is None and vid is not None and vid in getattr(self, "crossing", ()):
-            src = self.slot_row(self.item_names(vid)[0])
-            self.line(f"{name}[:] = {src}")
+        if vid is None:
+            expr = "0"
+        elif vid in getattr(self, "crossing", ()):
+            self.line(f"{name}[:] = {self.slot_row(self.item_names(vid)[0])}")
+            return name
         else:
-            if expr is None:
-                p = self.ptrs.get(vid)
-                expr = p.addr if p is not None else self.val(vid)
-            self.line(f"{name}[:] = np.int64({expr})")
+            p = self.ptrs.get(vid)
+            expr = p.addr if p is not None else self.val(vid)
+        self.line(f"{name}[:] = np.int64({expr})")
         return name
+
+    def info_array(self) -> str:
+        """A small int64 array collective kernels write failure details into (offsets, sizes)."""
+        self._needs_info = True
+        return "info"
 
     def dense(self, ninst: int, n: int, dtype: str) -> str:
         """A scratch array [instances, n] of dense matrices, allocated once per kernel call."""
@@ -1112,7 +1106,8 @@ class KernelGen:
             a(I + ln)
         for name in self._operand_rows:
             a(I + f"{name} = np.empty({W}, np.int64)")
-        a(I + "info = np.zeros(4, np.int64)")
+        if self._needs_info:
+            a(I + "info = np.zeros(4, np.int64)")
         if self.has_collectives:
             a(I + f"state = np.zeros({W}, np.int32)")
             for tag, rows in sorted(self.slot_rows.items()):

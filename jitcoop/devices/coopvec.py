@@ -24,6 +24,8 @@ rows of the matrix as stored, i.e. K x M when the MatMul transposes):
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..kernels import coopvec as CV
@@ -40,6 +42,7 @@ def optimal_kind(profile_name: str) -> int:
     return 1 if profile_name == "nvidia" else 0
 
 
+@functools.lru_cache(maxsize=None)
 def _load_table(name):
     from . import _data
     rows, on = [], False
@@ -54,7 +57,7 @@ def _load_table(name):
             if f[0] == "input":
                 continue
             rows.append((f[0], f[1], f[2], f[3], f[4], f[5] == "1"))
-    return rows
+    return tuple(rows)       # cached: callers share it
 
 
 def coopvec_properties(profile_name: str):
@@ -100,15 +103,10 @@ def coopvec_uses(module, spec=None) -> list:
     from . import type_name
     if spec is None or isinstance(spec, dict):
         spec = Specialization(module, spec or {})
+
+    def interp(x):
+        return INTERPS[CV.SPIRV_COMPONENT_TYPES[int(spec.scalar_const(x))]]
     out = []
-    types_of = {}
-    for f in module.functions.values():
-        for p in f.params:
-            types_of[p.result] = p.result_type
-        for b in f.blocks:
-            for ins in b.instrs:
-                if ins.result is not None and ins.result_type is not None:
-                    types_of[ins.result] = ins.result_type
     for f in module.functions.values():
         for b in f.blocks:
             for ins in b.instrs:
@@ -117,11 +115,7 @@ def coopvec_uses(module, spec=None) -> list:
                     continue
                 o = ins.operands
                 add = ins.opname.endswith("AddNV")
-
-                def interp(x):
-                    return INTERPS[CV.SPIRV_COMPONENT_TYPES[int(spec.scalar_const(x))]]
-                tid = types_of.get(o[0]) or module.defs[o[0]].result_type
-                it = spec.type(tid)
+                it = spec.type(module.all_defs[o[0]].result_type)
                 rt = spec.type(ins.result_type)
                 tr = o[11] if add else o[8]
                 combo = (type_name(it.elem if isinstance(it, Vector) else it), interp(o[1]),

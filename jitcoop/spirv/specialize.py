@@ -15,7 +15,7 @@ from ..errors import BindingError, SpirvError
 from .grammar import grammar
 from .module import Module
 from .types import (Array, CoopMat, CoopVec, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct, Type,
-                    Vector, child, leaves, n_leaves)
+                    Vector, leaves, n_leaves)
 
 _STORAGE = None
 
@@ -177,6 +177,21 @@ class Specialization:
     def _stride(self, tid):
         s = self.m.decoration(tid, "ArrayStride")
         return s[0] if s else None
+
+    def local_size(self, ep) -> tuple | None:
+        """The workgroup size of entry point `ep`: LocalSize, LocalSizeId, or a constant decorated
+        BuiltIn WorkgroupSize (which wins); None if the module gives none."""
+        size = None
+        for mode, args, _ in ep.modes:
+            if mode == "LocalSize":
+                size = tuple(args)
+            elif mode == "LocalSizeId":
+                size = tuple(int(self.scalar_const(a)) for a in args)
+        for ins in self.m.global_order:
+            bi = self.m.decoration(ins.result, "BuiltIn") if ins.result is not None else None
+            if bi and grammar().enum_name("BuiltIn", bi[0]) == "WorkgroupSize" and self.is_const(ins.result):
+                size = tuple(int(v) for v in self.const(ins.result))
+        return size
 
     # -- constants --------------------------------------------------------------------------------
     def is_const(self, cid: int) -> bool:

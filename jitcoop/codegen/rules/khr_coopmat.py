@@ -14,7 +14,6 @@ from ...devices import type_name
 from ...errors import SpirvError
 from ...kernels import coopmat as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
-from ..ir import _synth  # noqa: F401  (kept for symmetry with other rewrites)
 from . import REWRITES, collective, pure, rule
 
 _FMT = {("float", 32, ""): K.F32, ("float", 64, ""): K.F64, ("float", 16, ""): K.F16,
@@ -113,7 +112,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     fn = "store" if store else "load"
     em.line(f"bad = cm.{fn}(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {t.rows}, {t.cols}, "
             f"{addr}, {stride}, {psize}, {t.elem.size}, {col_major}, {fmt_of(t.elem)}, "
-            f"np.int64({lo}), np.int64({hi}), ranges, info)")
+            f"np.int64({lo}), np.int64({hi}), ranges, {em.info_array()})")
     where = em.root_desc(p.root[0]) if p.root is not None else "any buffer"
     rule_words = "Stride must be positive" if store else "Stride must not be negative"
     em.line("if bad >= 0:")
@@ -262,57 +261,44 @@ def relayout_type(em, src: CoopMat, dst: CoopMat, ids) -> int:
     return tid
 
 
-def insert_relayout(em, ff, ids, b, i, src_id, dst_t: CoopMat) -> int:
-    """Insert a relayout of src_id to dst_t's layout before b.instrs[i]; its result id."""
+def insert_relayout(em, ids, b, i, src_t: CoopMat, dst_t: CoopMat) -> int:
+    """Insert a relayout of b.instrs[i]'s operand to dst_t's layout before it; its result id."""
     from ...spirv.reader import Instruction
-    src_t = em.spec.type(_type_id(em, ff, src_id))
     tid = relayout_type(em, src_t, dst_t, ids)
     rid = ids.fresh()
     ins = b.instrs[i]
-    re = Instruction(0, RELAYOUT, ins.offset, tid, rid, [src_id], ["IdRef"])
+    re = Instruction(0, RELAYOUT, ins.offset, tid, rid, [ins.operands[0]], ["IdRef"])
     re.origin = ins          # errors name the shader's conversion, not this made-up instruction
     b.instrs.insert(i, re)
     return rid
 
 
-def _type_id(em, ff, vid):
-    ins = em.m.defs.get(vid)
-    if ins is not None and ins.result_type is not None:
-        return ins.result_type
-    for b in ff.blocks:
-        for x in b.instrs:
-            if x.result == vid:
-                return x.result_type
-    for v in ff.variables:
-        if v.result == vid:
-            return v.result_type
-    raise SpirvError(f"%{vid} has no type")
-
-
 def _split_relayouts(em, ff, ids):
+    # Result types of the flat function's values (inlined callees' values have fresh ids).
+    type_of = {ins.result: ins.result_type for b in ff.blocks for ins in b.instrs
+               if ins.result is not None}
     for b in ff.blocks:
         i = 0
         while i < len(b.instrs):
             ins = b.instrs[i]
-            if ins.opname in CONVERSIONS and ins.result_type is not None:
+            if ins.opname in CONVERSIONS:
                 dst = em.spec.type(ins.result_type)
                 if isinstance(dst, CoopMat):
-                    src = em.spec.type(_type_id(em, ff, ins.operands[0]))
+                    src_tid = type_of.get(ins.operands[0]) or em.m.all_defs[ins.operands[0]].result_type
+                    src = em.spec.type(src_tid)
                     if not isinstance(src, CoopMat):
                         raise SpirvError("conversion of a non-matrix to a cooperative matrix", **ins.where())
                     check_conversion(ins, src, dst)
                     if not same_layout(src, dst):
-                        ins.operands[0] = insert_relayout(em, ff, ids, b, i, ins.operands[0], dst)
+                        ins.operands[0] = insert_relayout(em, ids, b, i, src, dst)
                         i += 1
             i += 1
 
 
 def check_conversion(ins, src: CoopMat, dst: CoopMat):
-    if (src.scope, src.rows, src.cols, src.use) != (dst.scope, dst.rows, dst.cols, dst.use) \
-            and ins.opname in CONVERSIONS and not getattr(ins, "use_change_ok", False):
-        if (src.scope, src.rows, src.cols) == (dst.scope, dst.rows, dst.cols) and \
-                src.use == 2 and dst.use in (0, 1):
-            return      # accumulator -> A/B: SPV_NV_cooperative_matrix2 allows it
+    if (src.scope, src.rows, src.cols) != (dst.scope, dst.rows, dst.cols) or (
+            src.use != dst.use and not (src.use == 2 and dst.use in (0, 1))):
+        # Accumulator -> A/B is SPV_NV_cooperative_matrix2's use conversion.
         raise SpirvError(f"a conversion must keep the scope, rows, columns and Use: "
                          f"{describe(src)} -> {describe(dst)}", **ins.where())
     if ins.opname == "OpBitcast" and (src.elem.kind != "int" or dst.elem.kind != "int"

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ...errors import SpirvError
 from ...kernels import coopvec as CV
-from ...spirv.types import CoopVec, Pointer, Scalar, size_of
+from ...spirv.types import CoopVec, Scalar
 from ..emitter import nb_type
 from . import collective, rule
 
@@ -185,26 +185,6 @@ def _out(em, ins, src):
     return [f"cv_put1({r}, {src}[{i}], state, wait_cv)" for i, r in enumerate(rows)]
 
 
-def _lane_row(em, ins, vid, dtype="np.int64", default="0"):
-    """A per-lane row for a scalar operand (pointer address, offset, stride); vid None: default."""
-    if vid is not None:
-        t = em.value_type(vid)
-        if isinstance(t, Pointer):
-            p = em.ptr(vid, ins)
-            if vid in em.var_types or vid in em.hoisted or em.spec.is_const(vid) or vid in em.m.defs:
-                expr = p.addr
-            else:
-                return f"{em.coll_arrays(vid)[0]}.astype(np.int64)"
-        else:
-            return f"{em.coll_arrays(vid)[0]}.astype(np.int64)"
-    else:
-        expr = default
-    n = em.tmp("cvu")
-    em.name_types[n] = dtype
-    em.line(f"{em.slot_row(n)}[:] = {expr}")
-    return em.slot_row(n)
-
-
 def _root(p):
     """(base, size) expressions for the kernel's bounds check; base -1: check against the
     dispatch's range table."""
@@ -214,9 +194,9 @@ def _root(p):
 
 
 def _site_arrays(em):
-    if "cvinfo" not in getattr(em, "_cv_prologue", set()):
-        em._cv_prologue = {"cvinfo"}
-        em.prologue.append("cvinfo = np.zeros(3, np.int64)")
+    em.info_array()
+    if "cvdf" not in getattr(em, "_cv_prologue", set()):
+        em._cv_prologue = {"cvdf"}
         em.prologue.append("cvdf = np.zeros((1, 1), np.float64)")
         em.prologue.append("cvdi = np.zeros((1, 1), np.int64)")
 
@@ -224,14 +204,13 @@ def _site_arrays(em):
 def _fail_lines(em, ins, bad, what):
     em.line(f"if {bad} >= 0:")
     em.indent += 1
-    em.line(f"lane = {bad}")
     if len(what) == 1:
-        em.line(em.fail(ins, what[0], "cvinfo[1]", "cvinfo[2]"))
+        em.line(em.fail_lane(ins, what[0], bad, "info[1]", "info[2]"))
     else:
-        em.line("if cvinfo[0] == 1:")
-        em.line("    " + em.fail(ins, what[0], "cvinfo[1]", "cvinfo[2]"))
+        em.line("if info[0] == 1:")
+        em.line("    " + em.fail_lane(ins, what[0], bad, "info[1]", "info[2]"))
         em.line("else:")
-        em.line("    " + em.fail(ins, what[1], "cvinfo[1]", "cvinfo[2]"))
+        em.line("    " + em.fail_lane(ins, what[1], bad, "info[1]", "info[2]"))
     em.indent -= 1
 
 
@@ -253,7 +232,6 @@ def matmul_params(em, ins):
     """The constant parameters of a MatrixMul[Add]: dict (also used by devices.coopvec_uses)."""
     o = ins.operands
     add = ins.opname == "OpCooperativeVectorMatrixMulAddNV"
-    i_bias = 5 if add else None
     rest = o[8:] if add else o[5:]
     M = int(_const(em, ins, rest[0], "M"))
     K = int(_const(em, ins, rest[1], "K"))
@@ -323,14 +301,14 @@ def _matmul(em, ins, wait, resume):
     em.prologue.append(f"{n}w = np.empty({(M + K) * em.W}, np.float64)")
     mp = _mem_ptr(em, ins, P["matrix"], "Matrix")
     Xf, Xi = _in_block(em, P["input"])
-    maddr = _lane_row(em, ins, P["matrix"])
-    moff = _lane_row(em, ins, P["moff"])
-    mstride = _lane_row(em, ins, P["stride"])
+    maddr = em.coll_i64(P["matrix"])
+    moff = em.coll_i64(P["moff"])
+    mstride = em.coll_i64(P["stride"])
     mbase, msize = _root(mp)
     if P["add"]:
         bp = _mem_ptr(em, ins, P["bias"], "Bias")
-        baddr = _lane_row(em, ins, P["bias"])
-        boff = _lane_row(em, ins, P["boff"])
+        baddr = em.coll_i64(P["bias"])
+        boff = em.coll_i64(P["boff"])
         bbase, bsize = _root(bp)
     else:
         bp = mp
@@ -342,7 +320,7 @@ def _matmul(em, ins, wait, resume):
     Rf, Ri = (f"{n}R", "cvdi") if not rint else ("cvdf", f"{n}R")
     em.line(f"{bad} = cv_matmul(state, {wait}, {Xf}, {Xi}, {Rf}, {Ri}, {maddr}, {moff}, {mstride}, "
             f"{baddr}, {boff}, {n}c, {n}Af, {n}Ai, {n}k, {mbase}, {msize}, {bbase}, {bsize}, ranges, "
-            f"cvinfo, {n}w)")
+            f"info, {n}w)")
     _fail_lines(em, ins, bad, [_oob(mp, em, "matrix read"), _oob(bp, em, "bias read")])
     for c in _out(em, ins, f"{n}R"):
         em.line(c.replace("wait_cv", str(wait)))
@@ -372,9 +350,9 @@ def _outer(em, ins, wait, resume):
     if a.elem.kind != "float":
         raise SpirvError("OuterProductAccumulate needs float vectors", **ins.where())
     A, B = A[0], B[0]
-    addr = _lane_row(em, ins, o[0])
-    off = _lane_row(em, ins, o[1])
-    stride = _lane_row(em, ins, o[6] if len(o) > 6 else None)
+    addr = em.coll_i64(o[0])
+    off = em.coll_i64(o[1])
+    stride = em.coll_i64(o[6] if len(o) > 6 else None)
     base, size = _root(p)
     if em.options.get("unchecked"):
         base, size = "np.int64(0)", "np.int64(1 << 62)"
@@ -382,7 +360,7 @@ def _outer(em, ins, wait, resume):
     em.meta.writes_physical = em.meta.writes_physical or p.root is None or p.storage == "PhysicalStorageBuffer"
     bad = em.tmp("cvbad")
     em.line(f"{bad} = cv_outer(state, {wait}, {A}, {B}, {addr}, {off}, {stride}, {layout}, {code}, "
-            f"{_prof(em)}, {base}, {size}, ranges, cvinfo)")
+            f"{_prof(em)}, {base}, {size}, ranges, info)")
     _fail_lines(em, ins, bad, [_oob(p, em, "matrix accumulation")])
     em.line(f"sg_resume(state, {wait}, {resume})")
 
@@ -398,8 +376,8 @@ def _reduce_sum(em, ins, wait, resume):
                          "(float16/32/64 or 32/64-bit integers)", **ins.where())
     _site_arrays(em)
     Vf, Vi = _in_block(em, o[2])
-    addr = _lane_row(em, ins, o[0])
-    off = _lane_row(em, ins, o[1])
+    addr = em.coll_i64(o[0])
+    off = em.coll_i64(o[1])
     base, size = _root(p)
     if em.options.get("unchecked"):
         base, size = "np.int64(0)", "np.int64(1 << 62)"
@@ -407,6 +385,6 @@ def _reduce_sum(em, ins, wait, resume):
     em.meta.writes_physical = em.meta.writes_physical or p.root is None or p.storage == "PhysicalStorageBuffer"
     bad = em.tmp("cvbad")
     em.line(f"{bad} = cv_reduce_sum(state, {wait}, {Vf}, {Vi}, {addr}, {off}, {code}, {base}, {size}, "
-            "ranges, cvinfo)")
+            "ranges, info)")
     _fail_lines(em, ins, bad, [_oob(p, em, "accumulation")])
     em.line(f"sg_resume(state, {wait}, {resume})")

@@ -205,7 +205,7 @@ def test_nvidia_profile_uses_the_measured_layouts():
 
 def test_generic_layout_is_striped_row_major():
     lay = L.striped(16, 16, 32)
-    assert lay.is_striped and lay.length == 8
+    assert lay.length == 8
     for l in range(32):
         for e in range(8):
             assert lay.table[l, e] == e * 32 + l

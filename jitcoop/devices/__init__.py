@@ -12,6 +12,7 @@ and how each matrix is spread over the invocations (its lane layout, `layouts.py
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -141,8 +142,10 @@ def parse_props(text: str) -> tuple[list, list]:
         if line.startswith("VkCooperativeMatrixFlexibleDimensionsPropertiesNV"):
             cur = flex
             continue
-        if not line.startswith(" ") or cur is None:
-            cur = None if not line.startswith(" ") else cur
+        if not line.startswith(" "):
+            cur = None                  # another section
+            continue
+        if cur is None:
             continue
         f = line.split()
         if not f[0].isdigit():
@@ -154,7 +157,9 @@ def parse_props(text: str) -> tuple[list, list]:
     return khr, flex
 
 
+@functools.lru_cache(maxsize=None)
 def _data(name) -> str:
+    """A property file shipped with the package (read once per process)."""
     return resources.files(__package__).joinpath("data", name).read_text()
 
 

@@ -36,25 +36,12 @@ class Layout:
         oracle's lane maps."""
         return np.stack([self.table // self.cols, self.table % self.cols], axis=-1)
 
-    @property
-    def replicated(self) -> bool:
-        return self.table.size > self.rows * self.cols
 
-    @property
-    def is_striped(self) -> bool:
-        """Element e of invocation l is linear element e * invocations + l (the generic layout):
-        a scope's fragments, stored [e, lane], are the matrix in row-major order."""
-        n = self.rows * self.cols
-        if self.table.size != n:
-            return False
-        e = np.arange(self.length)[None, :]
-        l = np.arange(self.invocations)[:, None]
-        return bool(np.array_equal(self.table, e * self.invocations + l))
-
-
-def _make(name, rows, cols, inv, fn) -> Layout:
-    """A layout from fn(lane array, e array) -> (row array, col array)."""
-    length = -(-rows * cols // inv)
+def _make(name, rows, cols, inv, fn, length=None) -> Layout:
+    """A layout from fn(lane array [inv, 1], e array [1, length]) -> (row, col) arrays (either may
+    broadcast); `length` defaults to the fewest elements that cover the matrix."""
+    if length is None:
+        length = -(-rows * cols // inv)
     l = np.arange(inv)[:, None]
     e = np.arange(length)[None, :]
     r, c = fn(l, e)
@@ -121,7 +108,7 @@ def nvidia(use, rows, cols, width, inv) -> Layout:
     is replicated across wc, B splits its columns by wc and is replicated across wr."""
     name = "nvidia"
     if inv == 32:
-        return _make_len(name, rows, cols, 32, rows * cols // 32, _nv_sub(use, rows, cols, width))
+        return _make(name, rows, cols, 32, _nv_sub(use, rows, cols, width))
     W = inv // 32
     half = max(1, W // 2)
     sub_r = rows // 2 if use in (USE_A, USE_ACC) else rows
@@ -139,18 +126,7 @@ def nvidia(use, rows, cols, width, inv) -> Layout:
         if use in (USE_B, USE_ACC):
             c = c + wc * sub_c
         return r, c
-    return _make_len(name, rows, cols, inv, sub_r * sub_c // 32, fn)
-
-
-def _make_len(name, rows, cols, inv, length, fn) -> Layout:
-    l = np.arange(inv)[:, None]
-    e = np.arange(length)[None, :]
-    r, c = fn(l, e)
-    r = np.broadcast_to(r, (inv, length))
-    c = np.broadcast_to(c, (inv, length))
-    if r.min() < 0 or c.min() < 0 or r.max() >= rows or c.max() >= cols:
-        raise ValueError(f"layout {name} maps outside a {rows} x {cols} matrix")
-    return Layout(name, rows, cols, inv, (r * cols + c).astype(np.int32))
+    return _make(name, rows, cols, inv, fn, sub_r * sub_c // 32)
 
 
 # -- lavapipe -------------------------------------------------------------------------------------
@@ -165,7 +141,7 @@ def lavapipe(use, rows, cols, inv) -> Layout:
         if use == USE_B:
             return 8 * rt + l, 8 * cti + i
         return 8 * rt + i, 8 * cti + l
-    return _make_len("lavapipe", rows, cols, inv, rows * cols // inv, fn)
+    return _make("lavapipe", rows, cols, inv, fn)
 
 
 # -- AMD RDNA3 ------------------------------------------------------------------------------------
@@ -175,8 +151,7 @@ def rdna3(use, rows, cols, inv) -> Layout:
     interleaved by row: lane l holds rows e * (inv / 16) + l // 16 of column l % 16."""
     groups = inv // 16
     if use == USE_A:
-        return _make_len("rdna3", rows, cols, inv, cols, lambda l, e: (l % 16 + 0 * e, e + 0 * l))
+        return _make("rdna3", rows, cols, inv, lambda l, e: (l % 16, e), cols)
     if use == USE_B:
-        return _make_len("rdna3", rows, cols, inv, rows, lambda l, e: (e + 0 * l, l % 16 + 0 * e))
-    return _make_len("rdna3", rows, cols, inv, rows // groups,
-                     lambda l, e: (e * groups + l // 16, l % 16 + 0 * e))
+        return _make("rdna3", rows, cols, inv, lambda l, e: (e, l % 16), rows)
+    return _make("rdna3", rows, cols, inv, lambda l, e: (e * groups + l // 16, l % 16))

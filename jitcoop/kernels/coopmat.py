@@ -26,8 +26,8 @@ from numba import njit
 from .formats import (bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits,
                       f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f64_to_bf16, f64_to_e4m3,
                       f64_to_e5m2, round_f16_64)
-from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, ld_u64,
-                     st_f32, st_f64, st_i8, st_i16, st_i32, st_i64, st_u8, st_u16, st_u32, st_u64)
+from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
+                     st_f64, st_i64, st_u8, st_u16, st_u32)
 from .scalar import in_ranges
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -35,7 +35,7 @@ _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 # Element formats in memory and result rounding modes.
 F32, F64, F16, BF16, E4M3, E5M2, S8, U8, S16, U16, S32, U32, S64, U64 = range(14)
 # Numerics of MulAdd
-EXACT, NVIDIA, FAST = 0, 1, 2
+EXACT, NVIDIA = 0, 1
 
 
 @njit(**_opts)
@@ -179,7 +179,7 @@ def mma_f(state, wait, inv, da, db, dc, M, N, K, mode, numerics):
     """dc = A x B + C for each waiting instance, in place. EXACT: exact products, float64 sums
     (exact for every input narrower than float64), one rounding to the result type. NVIDIA: the
     H100 models (float16 results rounded once per 16-wide chunk of K; float32 by the truncating
-    tensor-core model). FAST: float64 sums, one rounding (the same as EXACT for these types)."""
+    tensor-core model)."""
     W = state.shape[0]
     acc = np.empty(N, np.float64)
     for base in range(0, W, inv):
@@ -328,6 +328,13 @@ def _elem_addr(p, k, cols, s, psize, esize, col_major):
 
 
 @njit(**_opts)
+def _span(rows, cols, s, psize, esize, col_major):
+    """Bytes from the first element to the end of the last (Stride 0: every row is the first)."""
+    major, minor = (cols, rows) if col_major else (rows, cols)
+    return (major - 1) * max(s, 0) * psize + minor * esize
+
+
+@njit(**_opts)
 def _span_ok(base, span, lo, hi, ranges):
     if hi > lo:
         return base >= lo and base + span <= hi
@@ -348,8 +355,7 @@ def load(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, co
             continue
         p = addr[base]
         s = stride[base]
-        major, minor = (cols, rows) if col_major else (rows, cols)
-        span = (major - 1) * s * psize + minor * esize if s > 0 else minor * esize
+        span = _span(rows, cols, s, psize, esize, col_major)
         if s < 0 or not _span_ok(p, span, lo, hi, ranges):
             info[0] = p - lo
             info[1] = span
@@ -376,8 +382,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, c
             continue
         p = addr[base]
         s = stride[base]
-        major, minor = (cols, rows) if col_major else (rows, cols)
-        span = (major - 1) * s * psize + minor * esize
+        span = _span(rows, cols, s, psize, esize, col_major)
         if s <= 0 or not _span_ok(p, span, lo, hi, ranges):
             info[0] = p - lo
             info[1] = span

@@ -69,10 +69,9 @@ def test_muladd_overhead(benchmark, dev, report):
     run()
     A = a[:256].astype(np.float64).reshape(16, 16)
     B = a[256:].astype(np.float64).reshape(16, 16)
-    acc = np.zeros((16, 16), np.float32)
-    for _ in range(50):       # the first steps of the loop, one float32 rounding each
-        acc = (acc.astype(np.float64) + A @ B).astype(np.float32)
-    assert np.isfinite(c).all()
+    # Entries of A and B are 0 or +-1/64: every partial sum k * (A @ B) is a multiple of 2**-12
+    # below 2**12, exact in float32, so the loop's result is exactly n * (A @ B).
+    np.testing.assert_array_equal(c.reshape(16, 16), (n * (A @ B)).astype(np.float32))
     benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=0)
     t = benchmark.stats.stats.min
     # numpy's own per-call cost on the same 16x16 float32 product, as the peer

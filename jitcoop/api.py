@@ -135,7 +135,6 @@ class Kernel:
         self.entry = meta.entry
         key = cache.key_of(module.spirv.data, meta.entry, sorted(spec.items()), self.device.profile.name,
                            self.device.subgroup_size, sorted(self.options.items()), _SIG)
-        self.source = source.replace("def kernel(", "def kernel(", 1)
         self._fn, self.cache_hit = cache.load_kernel(key, source, _SIG)
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
@@ -155,10 +154,9 @@ class Kernel:
         push_arr = self._push(push)
         phys = []
         for b in self.device.memory.buffers():
-            if True:
-                phys.append((b.address, b.nbytes))
-                if meta.writes_physical:
-                    snapshots.append((b.bytes, b.bytes.copy()))
+            phys.append((b.address, b.nbytes))
+            if meta.writes_physical:
+                snapshots.append((b.bytes, b.bytes.copy()))
         nthreads = _threads(threads, nwg)
         scratch = []
         ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + phys

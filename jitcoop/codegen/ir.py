@@ -243,7 +243,6 @@ def _split_collectives(ff: FlatFunction, ids: _Ids, is_collective):
 def liveness(ff: FlatFunction, uses_defs, stop=None) -> dict:
     """live-in sets per block label. `uses_defs(ins)` gives (used names, defined names) of an
     instruction, in the emitter's terms (SSA ids and promoted variables)."""
-    bm = ff.block_map()
     info = {}
     phi_uses = {b.label: set() for b in ff.blocks}     # values a block's successors' phis read from it
     for b in ff.blocks:

@@ -462,7 +462,6 @@ def matmul(state, wait, Xf, Xi, Rf, Ri, maddr, moff, mstride, baddr, boff, cfg, 
     info[1]: byte offset, info[2]: bytes)."""
     W = state.shape[0]
     M = cfg[C_M]
-    K = cfg[C_K]
     done = np.zeros(W, np.bool_)
     lanes = np.empty(W, np.int64)
     for l0 in range(W):

@@ -8,8 +8,6 @@ a function, so this is what keeps kernels with many subgroup operations quick to
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, types
 from numba.extending import overload

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..errors import SpirvError
 from .grammar import grammar
-from .reader import Header, Instruction, decode
+from .reader import Instruction, decode
 
 
 @dataclass

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...spirv.types import Matrix, Scalar, Struct, Vector, leaves
-from ..emitter import nb_type
+from ...spirv.types import Matrix, Scalar, Vector, leaves
 
 
 def scalars(t) -> list:

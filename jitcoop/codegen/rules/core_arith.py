@@ -7,7 +7,7 @@ format can represent: one float32 operation rounded once to the format is exact 
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...spirv.types import Scalar, Struct, Vector
+from ...spirv.types import Scalar
 from ..emitter import nb_type
 from . import rule
 from .common import bits_of, check_leaves, from_bits, round_from64, round_to, scalars, signed, unsigned

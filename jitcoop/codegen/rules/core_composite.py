@@ -3,7 +3,7 @@ matrix/vector products of the core instruction set."""
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...spirv.types import CoopMat, Matrix, Pointer, Vector, child, n_leaves
+from ...spirv.types import CoopMat, Pointer, child, n_leaves
 from ..emitter import nb_type
 from . import rule
 from .common import round_to, scalars

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import SpirvError
-from ...spirv.types import (Array, Matrix, Opaque, Pointer, Scalar, Struct, Vector, child, leaves,
+from ...spirv.types import (Array, Matrix, Opaque, Pointer, Struct, Vector, child, leaves,
                             member_offsets, n_leaves, size_of, array_stride)
 from ..emitter import Ptr
 from . import rule
@@ -65,7 +65,6 @@ def _access_chain(em, ins):
         if em.spec.is_const(e):
             const_off += int(em.spec.scalar_const(e)) * stride
             terms.pop()
-    row_col = None
     for i in idx:
         is_c = em.spec.is_const(i)
         c = int(em.spec.scalar_const(i)) if is_c else None
@@ -178,7 +177,6 @@ def _copy_memory(em, ins):
     dst = em.ptr(ins.operands[0], ins)
     src = em.ptr(ins.operands[1], ins)
     # Load every leaf of the source, then store: the same as OpLoad + OpStore.
-    fake_load = replace(ins, result=None)
     vals = _read(em, ins, src)
     _write(em, ins, dst, vals)
 

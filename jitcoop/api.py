@@ -303,7 +303,7 @@ class Kernel:
         lane = int(e[2]) if e[2] >= 0 else None
         msg = site.message
         if "{" in msg:
-            msg = msg.format(d=int(e[3]), e=int(e[4]))
+            msg = msg.format(d=int(e[3]), e=int(e[4]), f=int(e[5]), g=int(e[6]))
         ins = site.ins
         return ExecutionError(msg, offset=ins.offset, opname=ins.opname, result_id=ins.result,
                               workgroup=wgid, lane=lane)

@@ -114,6 +114,9 @@ class KernelMeta:
 
 
 class KernelGen:
+    callback = None           # set on a CallbackGen: the SPIR-V function compiled as a callback
+    fail_return = "return 1"  # how generated code leaves after recording a failure
+
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options: dict | None = None, profile=None):
         R.load_all()
@@ -192,6 +195,15 @@ class KernelGen:
                                 f"({layout.invocations}, {layout.length})")
         return name
 
+    def const_array(self, values, dtype="int64") -> str:
+        """The name of a module-level constant 1-D array (a static permutation, a key)."""
+        key = ("array", dtype, tuple(values))
+        name = self._tables.get(key)
+        if name is None:
+            name = self._tables[key] = f"_A{len(self._tables)}"
+            self.globals.append(f"{name} = np.array([{', '.join(map(str, values))}], np.{dtype})")
+        return name
+
     @staticmethod
     def _builtin_name(v):
         from ..spirv.grammar import grammar
@@ -263,21 +275,42 @@ class KernelGen:
                 for x in used_ids(ins):
                     users.setdefault(x, []).append(ins)
         self.users = users
+        self.frame_off: dict[int, int] = {}
+        self._find_callbacks()
+        # A Private variable a callback reads stays in memory, where the callback finds it.
+        in_memory = {v for cb in self.callbacks.values() for v in cb.private_reads}
         self.promoted: set[int] = set()
         candidates = [v.result for v in self.ff.variables] + self.private_vars
         for v in candidates:
-            if self._promotable(v, users):
+            if v not in in_memory and self._promotable(v, users):
                 self.promoted.add(v)
         frame = 0
-        self.frame_off: dict[int, int] = {}
-        for v in candidates:
-            if v in self.promoted:
-                continue
-            t = self.var_types[v].pointee
+        placed = [(v, self.var_types[v].pointee) for v in candidates if v not in self.promoted]
+        # Callbacks' own addressed variables (lookup tables) get frame space of the calling lane.
+        placed += [(v, cb.var_types[v].pointee) for cb in self.callbacks.values() for v in cb.memory_vars]
+        for v, t in placed:
             frame = -(-frame // 16) * 16
             self.frame_off[v] = frame
             frame += size_of(t)
         self.meta.private_frame = -(-frame // 16) * 16
+
+    def _find_callbacks(self):
+        """The SPIR-V functions cooperative instructions call per element, by function id."""
+        from .callback import CallbackGen
+        self.callbacks: dict = {}
+        for b in self.ff.blocks:
+            for ins in b.instrs:
+                for fid, role in R.callback_operands(self, ins):
+                    if fid not in self.callbacks:
+                        self.callbacks[fid] = CallbackGen(self, fid, role)
+
+    def callback_fn(self, fid: int) -> str:
+        """The name of callback `fid`'s generated function (its source is added once)."""
+        cb = self.callbacks[fid]
+        if not getattr(cb, "emitted", False):
+            cb.emitted = True
+            self.globals.append(cb.source())
+        return cb.callback
 
     def _all_members_nonwritable(self, var, t):
         if self.m.has_decoration(var, "NonWritable"):
@@ -399,20 +432,20 @@ class KernelGen:
         k = len(self.sites)
         lane = "-1" if getattr(self, "in_hoist", False) else "lane"
         return (f"err[0] = {k}; err[1] = wg; err[2] = {lane}; err[3] = np.int64({detail}); "
-                f"err[4] = np.int64({detail2}); return 1")
+                f"err[4] = np.int64({detail2}); {self.fail_return}")
 
     def fail_group(self, ins: Instruction, message: str, detail: str = "0") -> str:
         self.sites.append(Site(ins, message, "group"))
         k = len(self.sites)
-        return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); return 1"
+        return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); {self.fail_return}"
 
-    def fail_lane(self, ins: Instruction, message: str, lane: str, detail: str = "0",
-                  detail2: str = "0") -> str:
-        """A failure found by the scheduler that names a lane (an expression there)."""
+    def fail_lane(self, ins: Instruction, message: str, lane: str, *details: str) -> str:
+        """A failure found by the scheduler that names a lane (an expression there); the message
+        may use {d}, {e}, {f} and {g}: the runtime values of up to four detail expressions."""
         self.sites.append(Site(ins, message))
         k = len(self.sites)
-        return (f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); err[3] = np.int64({detail}); "
-                f"err[4] = np.int64({detail2}); return 1")
+        ds = "".join(f"err[{3 + i}] = np.int64({x}); " for i, x in enumerate(details[:4]))
+        return f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); {ds}{self.fail_return}"
 
     # -- pointers ---------------------------------------------------------------------------------
     def ptr(self, pid: int, ins: Instruction) -> Ptr:
@@ -822,7 +855,7 @@ class KernelGen:
             # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, or another
             # thread's failure) is this check.
             self.line("if cancel[0] != 0:")
-            self.line("    err[0] = -1; err[1] = wg; err[2] = lane; return 1")
+            self.line(f"    err[0] = -1; err[1] = wg; err[2] = lane; {self.fail_return}")
         self.line(f"b = {self.block_index[target]}")
 
     def _forwardable(self, b) -> bool:
@@ -1076,6 +1109,24 @@ class KernelGen:
         self.line(f"{name}[:] = np.int64({expr})")
         return name
 
+    def coll_leaves_i64(self, vid) -> str:
+        """Like coll_i64 for every leaf of a composite operand (a tensor layout or view): an int64
+        array [leaves, W]; vid None gives an empty one."""
+        name = f"O{len(self._operand_rows)}"
+        if vid is None:
+            self._operand_rows.append((name, 0))
+            return name
+        t = self.value_type(vid)
+        n = n_leaves(t)
+        self._operand_rows.append((name, n))
+        if vid in getattr(self, "crossing", ()):
+            for j, leaf in enumerate(self.item_names(vid)):
+                self.line(f"{name}[{j}, :] = {self.slot_row(leaf)}")
+        else:
+            for j, e in enumerate(self.vals(vid)):
+                self.line(f"{name}[{j}, :] = np.int64({e})")
+        return name
+
     def info_array(self) -> str:
         """A small int64 array collective kernels write failure details into (offsets, sizes)."""
         self._needs_info = True
@@ -1105,9 +1156,12 @@ class KernelGen:
         for ln in self._dense:
             a(I + ln)
         for name in self._operand_rows:
-            a(I + f"{name} = np.empty({W}, np.int64)")
+            if isinstance(name, tuple):
+                a(I + f"{name[0]} = np.zeros(({name[1]}, {W}), np.int64)")
+            else:
+                a(I + f"{name} = np.empty({W}, np.int64)")
         if self._needs_info:
-            a(I + "info = np.zeros(4, np.int64)")
+            a(I + "info = np.zeros(8, np.int64)")
         if self.has_collectives:
             a(I + f"state = np.zeros({W}, np.int32)")
             for tag, rows in sorted(self.slot_rows.items()):

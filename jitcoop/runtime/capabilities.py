@@ -17,4 +17,11 @@ SUPPORTED_CAPABILITIES = {
     "CooperativeVectorNV", "CooperativeVectorTrainingNV", "ReplicatedCompositesEXT",
     "CooperativeMatrixKHR", "BFloat16CooperativeMatrixKHR", "Float8CooperativeMatrixEXT",
     "CooperativeMatrixWorkgroupScopeNV", "CooperativeMatrixFlexibleDimensionsNV",
+    # SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix_decode_vector
+    # (the newest grammar renames two of them ...EXT; both spellings are accepted)
+    "CooperativeMatrixReductionsNV", "CooperativeMatrixReductionsEXT",
+    "CooperativeMatrixConversionsNV", "CooperativeMatrixConversionsEXT",
+    "CooperativeMatrixPerElementOperationsNV", "CooperativeMatrixPerElementOperationsEXT",
+    "CooperativeMatrixTensorAddressingNV", "CooperativeMatrixBlockLoadsNV", "TensorAddressingNV",
+    "CooperativeMatrixDecodeVectorNV",
 }

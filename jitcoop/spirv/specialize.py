@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import BindingError, SpirvError
 from .grammar import grammar
 from .module import Module
-from .types import (Array, CoopMat, CoopVec, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct, Type,
-                    Vector, leaves, n_leaves)
+from .types import (Array, CoopMat, CoopVec, FunctionType, Matrix, Member, Opaque, Pointer, Scalar, Struct,
+                    Type, Vector, leaves, n_leaves, tensor_layout, tensor_view)
 
 _STORAGE = None
 
@@ -166,6 +166,24 @@ class Specialization:
                 raise ins.error("a cooperative vector needs a numerical component type and at "
                                 "least one component")
             t = CoopVec(elem, n)
+        elif op == "OpTypeTensorLayoutNV":
+            dims, clamp = int(self.scalar_const(o[0])), int(self.scalar_const(o[1]))
+            if not 1 <= dims <= 5:
+                raise ins.error(f"a tensor layout has 1 to 5 dimensions, not {dims}")
+            if not 0 <= clamp <= 4:
+                raise ins.error(f"Tensor Clamp Mode {clamp} is not one of Undefined (0), Constant (1), "
+                                "ClampToEdge (2), Repeat (3), RepeatMirrored (4)")
+            t = tensor_layout(dims, clamp)
+        elif op == "OpTypeTensorViewNV":
+            dims = int(self.scalar_const(o[0]))
+            if not 1 <= dims <= 5 or len(o) != 2 + dims:
+                raise ins.error(f"a tensor view has 1 to 5 dimensions and one permutation entry "
+                                f"per dimension (Dim {dims}, {len(o) - 2} entries)")
+            perm = tuple(int(self.scalar_const(x)) for x in o[2:])
+            if sorted(perm) != list(range(dims)):
+                raise ins.error(f"the permutation {perm} of a tensor view is not a permutation of "
+                                f"0..{dims - 1}")
+            t = tensor_view(dims, bool(self.scalar_const(o[1])), perm)
         elif op == "OpTypeFunction":
             t = FunctionType(self.type(o[0]), [self.type(p) for p in o[1:]])
         else:

@@ -102,6 +102,42 @@ class Struct(Type):
 
 
 @dataclass(eq=False)
+class TensorLayout(Struct):
+    """OpTypeTensorLayoutNV: the addressing state of SPV_NV_tensor_addressing as a struct of
+    32-bit leaves, so that a layout is an ordinary SSA value (copies, phis, variables):
+    blockSize[D], layoutDimension[D], stride[D], offset[D] (signed), span[D], clampValue."""
+    dims: int = 1
+    clamp: int = 0               # Tensor Clamp Mode (a spec constant is fixed by specialization)
+
+    BLOCK, DIM, STRIDE, OFFSET, SPAN = range(5)
+
+    def leaf(self, part: int, i: int = 0) -> int:
+        """Index of leaf i of one part (BLOCK...SPAN); part 5 is the clamp value."""
+        return part * self.dims + i
+
+
+@dataclass(eq=False)
+class TensorView(Struct):
+    """OpTypeTensorViewNV: viewDimension[D], viewStride[D], clipRowOffset, clipRowSpan,
+    clipColOffset, clipColSpan as 32-bit leaves; HasDimensions and the permutation are static."""
+    dims: int = 1
+    has_dims: bool = False
+    perm: tuple = ()
+
+
+def tensor_layout(dims: int, clamp: int) -> TensorLayout:
+    u32, i32 = Scalar("int", 32, False), Scalar("int", 32, True)
+    parts = [Array(u32, dims), Array(u32, dims), Array(u32, dims), Array(i32, dims), Array(u32, dims)]
+    return TensorLayout([Member(t) for t in parts] + [Member(u32)], False, dims, clamp)
+
+
+def tensor_view(dims: int, has_dims: bool, perm: tuple) -> TensorView:
+    u32 = Scalar("int", 32, False)
+    return TensorView([Member(Array(u32, dims)), Member(Array(u32, dims))] + [Member(u32)] * 4,
+                      False, dims, has_dims, perm)
+
+
+@dataclass(eq=False)
 class Pointer(Type):
     storage: str
     pointee: Type | None = None                   # filled in after creation (recursive types)
@@ -270,6 +306,10 @@ def describe(t: Type) -> str:
                 f"{USE_NAMES[t.use] if 0 <= t.use < 3 else t.use}>")
     if isinstance(t, CoopVec):
         return f"coopvec<{t.elem}, {t.n}>"
+    if isinstance(t, TensorLayout):
+        return f"tensorLayoutNV<{t.dims}, clamp mode {t.clamp}>"
+    if isinstance(t, TensorView):
+        return f"tensorViewNV<{t.dims}, {str(t.has_dims).lower()}{''.join(f', {p}' for p in t.perm)}>"
     if isinstance(t, Vector):
         return f"{t.elem}vec{t.n}"
     if isinstance(t, Matrix):

@@ -44,6 +44,14 @@ def pure(*names):
     PURE.update(names)
 
 
+CALLBACKS: dict = {}        # opname -> fn(em, ins) -> [(function id, role)] it calls per element
+
+
+def callback_operands(em, ins) -> list:
+    fn = CALLBACKS.get(ins.opname)
+    return fn(em, ins) if fn is not None else []
+
+
 REWRITES: list = []         # fn(em, ff, ids): rewrites of the flat function before it is split
 
 
@@ -56,6 +64,7 @@ def load_all():
     from . import core_arith, core_composite, core_control, core_memory, core_atomic, core_subgroup, glsl_std450  # noqa: F401
     from . import khr_coopmat  # noqa: F401
     from . import nv_coopvec  # noqa: F401
+    from . import nv_coopmat2  # noqa: F401
     if not PURE:
         # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers
         # whose metadata the generator tracks where they stand, so they stay in place.

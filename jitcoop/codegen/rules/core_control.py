@@ -52,6 +52,14 @@ def _switch(em, ins):
 
 @rule("OpReturn", "OpReturnValue", "OpTerminateInvocation", "OpKill")
 def _return(em, ins):
+    if em.callback is not None:
+        # A callback (a function compiled on its own) returns its value to the kernel.
+        if ins.opname == "OpReturnValue":
+            v = em.vals(ins.operands[0])
+            em.line(f"return {v[0] if len(v) == 1 else '(' + ', '.join(v) + ')'}")
+        else:
+            em.line(f"return {em.zero()}")
+        return
     if em.has_collectives:
         em.line("state[lane] = -1")
     em.line("break")

@@ -1,0 +1,509 @@
+"""SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing and SPV_NV_cooperative_matrix_decode_vector.
+
+Tensor layouts and views are per-lane values of 32-bit leaves (jitcoop.spirv.types.TensorLayout
+and TensorView); every OpCreateTensor*/OpTensorLayout*/OpTensorView* instruction is a pure rule
+that returns a modified copy, so the usual uniform hoisting computes them once per workgroup.
+
+The matrix instructions are collective, as in SPV_KHR_cooperative_matrix. Tensor loads and stores
+go through jitcoop.kernels.tensor; those with a decode function, reductions and per-element
+operations call a SPIR-V function per element, compiled by jitcoop.codegen.callback. For each
+such instruction the rule generates a small numba function (a "site") into the kernel's module:
+the element loop around the callback, so that the callback is a direct call that LLVM can inline.
+"""
+from __future__ import annotations
+
+from ...errors import SpirvError
+from ...kernels import tensor as TN
+from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector,
+                            describe, leaves, size_of)
+from . import CALLBACKS, REWRITES, collective, pure, rule
+from .khr_coopmat import (RELAYOUT, check_scope, check_uniform, fmt_of, gather, insert_relayout,
+                          mat_type, same_layout, scope_size)
+
+U32 = "np.uint32"
+
+
+# -- tensor layouts and views ---------------------------------------------------------------------
+
+def _layout_of(em, vid, ins, want=TensorLayout) -> TensorLayout | TensorView:
+    t = em.value_type(vid)
+    if not isinstance(t, want):
+        raise SpirvError(f"operand %{vid} must be a {'tensor layout' if want is TensorLayout else 'tensor view'}"
+                         f"; it is {describe(t)}", **ins.where())
+    return t
+
+
+def _same_type(em, ins, vid):
+    """The layout/view operand of a Set*/Slice instruction and its result: one type."""
+    t = em.rtype(ins)
+    src = em.value_type(vid)
+    if src is not t:
+        raise SpirvError(f"the operand's type ({describe(src)}) must be the Result Type ({describe(t)})",
+                         **ins.where())
+    return t
+
+
+def _values(em, ins, ids, n, what):
+    if len(ids) != n:
+        raise SpirvError(f"{ins.opname} takes {n} {what} for a {n if what != 'values' else ''} "
+                         f"tensor of this type; it has {len(ids)}".replace("  ", " "), **ins.where())
+    out = []
+    for x in ids:
+        t = em.value_type(x)
+        if not (isinstance(t, Scalar) and t.kind == "int" and t.width == 32):
+            raise SpirvError(f"{ins.opname} operands must be 32-bit integers; %{x} is {describe(t)}",
+                             **ins.where())
+        out.append(em.val(x))
+    return out
+
+
+def _u32(em, expr) -> str:
+    n = em.tmp("tl")
+    em.line(f"{n} = {U32}({expr})")
+    return n
+
+
+@rule("OpCreateTensorLayoutNV")
+def _create_layout(em, ins):
+    t = em.rtype(ins)
+    if not isinstance(t, TensorLayout):
+        raise SpirvError("the Result Type of OpCreateTensorLayoutNV must be a tensor layout", **ins.where())
+    D = t.dims
+    # blockSize 1; layoutDimension, stride, offset, span and clampValue 0
+    em.define(ins, [f"{U32}(1)"] * D + [f"{U32}(0)"] * (2 * D) + ["np.int32(0)"] * D
+              + [f"{U32}(0)"] * (D + 1))
+
+
+@rule("OpTensorLayoutSetDimensionNV")
+def _layout_dimension(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    dims = [_u32(em, v) for v in _values(em, ins, ins.operands[1:], D, "dimensions")]
+    block = old[:D]
+    # span = dimension, offset 0, and packed strides that count blocks of the current block size
+    strides = [f"{U32}(1)"] * D
+    for i in range(D - 2, -1, -1):
+        strides[i] = _u32(em, f"np.uint64({strides[i + 1]}) * np.uint64(tn.cdiv({dims[i + 1]}, {block[i + 1]}))")
+    em.define(ins, block + dims + strides + ["np.int32(0)"] * D + dims + [old[5 * D]])
+
+
+@rule("OpTensorLayoutSetStrideNV")
+def _layout_stride(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    s = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "strides")]
+    em.define(ins, old[:2 * D] + s + old[3 * D:])
+
+
+@rule("OpTensorLayoutSetBlockSizeNV")
+def _layout_block(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    b = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "block sizes")]
+    em.define(ins, b + old[D:])
+
+
+@rule("OpTensorLayoutSliceNV")
+def _layout_slice(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    v = _values(em, ins, ins.operands[1:], 2 * D, "offset/span values")
+    # offsets accumulate (signed, 32-bit), spans are replaced
+    offs = [f"np.int32(np.int64({old[3 * D + i]}) + np.int64(np.int32({v[2 * i]})))" for i in range(D)]
+    spans = [f"{U32}({v[2 * i + 1]})" for i in range(D)]
+    em.define(ins, old[:3 * D] + offs + spans + [old[5 * D]])
+
+
+@rule("OpTensorLayoutSetClampValueNV")
+def _layout_clamp_value(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    old = em.vals(ins.operands[0])
+    v = _values(em, ins, ins.operands[1:], 1, "values")
+    em.define(ins, old[:5 * t.dims] + [f"{U32}({v[0]})"])
+
+
+@rule("OpCreateTensorViewNV")
+def _create_view(em, ins):
+    t = em.rtype(ins)
+    if not isinstance(t, TensorView):
+        raise SpirvError("the Result Type of OpCreateTensorViewNV must be a tensor view", **ins.where())
+    D = t.dims
+    # dimensions and strides 0; the clip region everything (offsets 0, spans 0xFFFFFFFF)
+    em.define(ins, [f"{U32}(0)"] * (2 * D) + [f"{U32}(0)", f"{U32}(0xFFFFFFFF)"] * 2)
+
+
+@rule("OpTensorViewSetDimensionNV")
+def _view_dimension(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    dims = [_u32(em, v) for v in _values(em, ins, ins.operands[1:], D, "dimensions")]
+    strides = [f"{U32}(1)"] * D
+    for i in range(D - 2, -1, -1):
+        strides[i] = _u32(em, f"np.uint64({strides[i + 1]}) * np.uint64({dims[i + 1]})")
+    em.define(ins, dims + strides + old[2 * D:])
+
+
+@rule("OpTensorViewSetStrideNV")
+def _view_stride(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    D = t.dims
+    old = em.vals(ins.operands[0])
+    s = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "strides")]
+    em.define(ins, old[:D] + s + old[2 * D:])
+
+
+@rule("OpTensorViewSetClipNV")
+def _view_clip(em, ins):
+    t = _same_type(em, ins, ins.operands[0])
+    old = em.vals(ins.operands[0])
+    v = [f"{U32}({x})" for x in _values(em, ins, ins.operands[1:], 4, "clip values")]
+    em.define(ins, old[:2 * t.dims] + v)
+
+
+pure("OpCreateTensorLayoutNV", "OpTensorLayoutSetDimensionNV", "OpTensorLayoutSetStrideNV",
+     "OpTensorLayoutSetBlockSizeNV", "OpTensorLayoutSliceNV", "OpTensorLayoutSetClampValueNV",
+     "OpCreateTensorViewNV", "OpTensorViewSetDimensionNV", "OpTensorViewSetStrideNV",
+     "OpTensorViewSetClipNV")
+
+
+# -- tensor loads and stores ----------------------------------------------------------------------
+
+TENSOR_VIEW, DECODE_FUNC, DECODE_VECTOR_FUNC = 1, 2, 4
+
+
+class TensorAccess:
+    """The operands of OpCooperativeMatrixLoadTensorNV / StoreTensorNV, validated."""
+
+    def __init__(self, em, ins, store: bool):
+        o, k = ins.operands, ins.kinds
+        if "TensorAddressingOperands" not in k:
+            raise SpirvError("the Tensor Addressing Operands mask is missing", **ins.where())
+        i = k.index("TensorAddressingOperands")
+        mask = o[i]
+        ids = list(o[i + 1:])
+        if mask & ~7:
+            raise SpirvError(f"unknown Tensor Addressing Operands bits {mask & ~7:#x}", **ins.where())
+        if len(ids) != bin(mask).count("1"):
+            raise SpirvError(f"the Tensor Addressing Operands mask {mask:#x} needs "
+                             f"{bin(mask).count('1')} operands; there are {len(ids)}", **ins.where())
+        self.view = ids.pop(0) if mask & TENSOR_VIEW else None
+        self.decode = ids.pop(0) if mask & DECODE_FUNC else None
+        self.decode_vector = ids.pop(0) if mask & DECODE_VECTOR_FUNC else None
+        if self.decode_vector is not None and self.decode is None:
+            raise SpirvError("DecodeVectorFunc needs DecodeFunc in the same mask", **ins.where())
+        if store and self.decode is not None:
+            raise SpirvError("DecodeFunc is not allowed on OpCooperativeMatrixStoreTensorNV", **ins.where())
+        self.ptr_id = o[0]
+        if store:
+            self.t = mat_type(em, o[1], ins, "Object")
+            self.object = o[1]
+        else:
+            self.t = em.rtype(ins)
+            if not isinstance(self.t, CoopMat):
+                raise SpirvError("the Result Type of OpCooperativeMatrixLoadTensorNV must be a "
+                                 "cooperative matrix", **ins.where())
+            self.object = o[1]
+            if em.value_type(o[1]) is not self.t:
+                raise SpirvError(f"the Object of a tensor load must have the Result Type "
+                                 f"({describe(self.t)}); it is {describe(em.value_type(o[1]))}",
+                                 **ins.where())
+        self.layout_id = o[2]
+        self.layout = _layout_of(em, o[2], ins)
+        self.vt = _layout_of(em, self.view, ins, TensorView) if self.view is not None else None
+        p = em.ptr(self.ptr_id, ins)
+        if p.kind != "mem" or p.storage not in ("StorageBuffer", "PhysicalStorageBuffer", "Workgroup"):
+            raise SpirvError("the Pointer of a tensor load or store must point into StorageBuffer, "
+                             f"PhysicalStorageBuffer or Workgroup memory (it is {p.storage})", **ins.where())
+        if self.decode is not None and p.storage == "Workgroup":
+            raise SpirvError("a tensor load with DecodeFunc must read StorageBuffer or "
+                             "PhysicalStorageBuffer memory, not Workgroup memory", **ins.where())
+        self.p = p
+
+    def emit_operands(self, em, ins, wait, inv):
+        """Scope and uniformity checks; the names of the address, layout and view arrays."""
+        t = self.t
+        check_scope(em, ins, wait, t)
+        addr = em.coll_i64(self.ptr_id)
+        check_uniform(em, ins, wait, t, addr, "Pointer")
+        lay = em.coll_leaves_i64(self.layout_id)
+        view = em.coll_leaves_i64(self.view)
+        for arr, what in ((lay, "tensor layout"), (view, "tensor view")):
+            if arr == view and self.view is None:
+                continue
+            em.line(f"bad = tn.check_layouts(state, {wait}, {inv}, {arr})")
+            em.line("if bad >= 0:")
+            em.line("    " + em.fail_lane(ins, f"the {what} operand must be dynamically uniform in the "
+                                              f"scope; lane {{d}} has a different one", "bad", "bad"))
+        return addr, lay, view
+
+    def static_args(self, em) -> str:
+        """D, V, permutation, hasDimensions, clamp mode."""
+        vt = self.vt
+        V = vt.dims if vt is not None else 0
+        perm = em.const_array(vt.perm if vt is not None else ())
+        return (f"{self.layout.dims}, {{view}}, {V}, {perm}, {bool(vt.has_dims) if vt else False}, "
+                f"{self.layout.clamp}")
+
+    def bounds(self):
+        p = self.p
+        return ("np.int64(0)", "np.int64(0)") if p.root is None else \
+            (f"np.int64({p.root[0]})", f"np.int64({p.root[0]} + {p.root[1]})")
+
+    def where(self, em):
+        return em.root_desc(self.p.root[0]) if self.p.root is not None else "any buffer"
+
+
+def _failures(em, ins, acc: TensorAccess, what: str):
+    """The error branches after a tensor kernel returned a failing lane in `bad` (info[2] says
+    what failed; {d}, {e} are the element's row and column)."""
+    cols = acc.t.cols
+    at = "element (row {d}, column {e})"
+    cases = [
+        (TN.UNDEF, f"{at} maps to coordinate {{g}} of dimension {{f}}, outside the tensor, and the "
+                   "layout's clamp mode is Undefined", "info[1]"),
+        (TN.ZERO_SPAN, f"the tensor layout's span (or the view's dimension) {{f}} is 0, so {at} has "
+                       "no address: set the dimensions first (OpTensorLayoutSetDimensionNV)", "0"),
+        (TN.ZERO_DIM, f"layoutDimension {{f}} is 0, so {at} cannot be clamped into the tensor", "0"),
+        (TN.ZERO_BLOCK, f"the block size of dimension {{f}} is 0 ({at})", "0"),
+        (TN.BLOCK_STORE, f"block size {{g}} in dimension {{f}} on a tensor store ({at}): block sizes "
+                         "above 1 must not be used with OpCooperativeMatrixStoreTensorNV (writes would race)",
+         "info[1]"),
+        (TN.OUT_OF_BOUNDS, f"{what} of {at} reaches outside {acc.where(em)}: byte offset {{g}}", "info[4]"),
+        (TN.VECTOR_BLOCK, "the vector decode path needs blockSize[LDim-1] to be a multiple of the "
+                          "DecodeVectorFunc's width; it is {g}", "info[1]"),
+        (TN.DECODE_MISMATCH, f"DecodeFunc and DecodeVectorFunc disagree at {at} "
+                             "(decode_vector='check')", "0"),
+        (TN.MISALIGNED, f"the Pointer of a tensor {what} must be 16-byte aligned; it is at byte "
+                        f"offset {{g}} of {acc.where(em)}", "info[4]"),
+    ]
+    em.line("if bad >= 0:")
+    em.indent += 1
+    for st, msg, g in cases:
+        em.line(f"if info[2] == {st}:")
+        em.line("    " + em.fail_lane(ins, msg, "bad", f"info[3] // {cols}", f"info[3] % {cols}",
+                                      "info[0]", g))
+    em.indent -= 1
+
+
+@collective("OpCooperativeMatrixLoadTensorNV")
+def _load_tensor(em, ins, wait, resume):
+    acc = TensorAccess(em, ins, store=False)
+    t = acc.t
+    inv = scope_size(em, t)
+    addr, lay, view = acc.emit_operands(em, ins, wait, inv)
+    n = t.rows * t.cols
+    df, di, stat = em.dense(1, n, "float64"), em.dense(1, n, "int64"), em.dense(1, n, "int8")
+    objb = em.coll_block(acc.object)
+    out = em.coll_result_block(ins)
+    lo, hi = acc.bounds()
+    static = acc.static_args(em).format(view=view)
+    if acc.decode is None:
+        em.line(f"bad = tn.load(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {t.rows}, "
+                f"{t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, {hi}, "
+                f"ranges, {em.info_array()}, {df}[0], {di}[0], {stat}[0])")
+    else:
+        site = _decode_site(em, ins, acc)
+        em.line(f"bad = {site}(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {addr}, "
+                f"{lay}, {view}, {lo}, {hi}, {em.info_array()}, {df}[0], {di}[0], {stat}[0], {_ctx()})")
+        em.line("if bad == -2:")
+        em.line(f"    {em.fail_return}")
+    _failures(em, ins, acc, "load")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+@collective("OpCooperativeMatrixStoreTensorNV")
+def _store_tensor(em, ins, wait, resume):
+    acc = TensorAccess(em, ins, store=True)
+    t = acc.t
+    inv = scope_size(em, t)
+    addr, lay, view = acc.emit_operands(em, ins, wait, inv)
+    n = t.rows * t.cols
+    df, di = em.dense(1, n, "float64"), em.dense(1, n, "int64")
+    lo, hi = acc.bounds()
+    static = acc.static_args(em).format(view=view)
+    em.line(f"bad = tn.store(state, {wait}, {inv}, {em.coll_block(acc.object)}, {em.table(t.layout)}, "
+            f"{t.rows}, {t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, "
+            f"{hi}, ranges, {em.info_array()}, {df}[0], {di}[0])")
+    em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
+    _failures(em, ins, acc, "store")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+# -- decode functions -----------------------------------------------------------------------------
+
+DECODE_VECTOR_MODES = ("auto", "scalar", "vector", "check")
+
+
+def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
+    cb = em.callbacks[fid]
+    role = "DecodeVectorFunc" if vector else "DecodeFunc"
+    D = acc.layout.dims
+    elem = acc.t.elem
+    r = cb.ret
+    if vector:
+        ok = isinstance(r, Vector) and r.n in (2, 4, 8) and r.elem.key() == elem.key()
+        want = f"a vector of 2, 4 or 8 {elem}"
+    else:
+        ok = isinstance(r, Scalar) and r.key() == elem.key()
+        want = str(elem)
+    if not ok:
+        raise SpirvError(f"the {role} %{fid} returns {describe(r)}; it must return {want} (the "
+                         f"matrix's component type)", **ins.where())
+    pt = cb.param_types
+    if (len(pt) != 3 or not isinstance(pt[0], Pointer) or pt[0].storage != "PhysicalStorageBuffer"
+            or any(not (isinstance(a, Array) and a.length == D and isinstance(a.elem, Scalar)
+                        and a.elem.kind == "int" and a.elem.width == 32) for a in pt[1:])):
+        raise SpirvError(f"the {role} %{fid} must take (a PhysicalStorageBuffer pointer, uint32[{D}] "
+                         f"blockCoord, uint32[{D}] coordInBlock); it takes "
+                         f"({', '.join(describe(a) for a in pt)})", **ins.where())
+    return cb
+
+
+def _ctx():
+    return "bind, push, scratch, ranges, err, cancel, grid, wg"
+
+
+def _decode_site(em, ins, acc: TensorAccess) -> str:
+    """A numba function running the decode function(s) over every element of each instance."""
+    from ..emitter import nb_type
+    t = acc.t
+    D = acc.layout.dims
+    mode = em.options.get("decode_vector", "auto")
+    if mode not in DECODE_VECTOR_MODES:
+        raise SpirvError(f"decode_vector={mode!r}: choose one of {', '.join(DECODE_VECTOR_MODES)}")
+    cb = _check_decode_signature(em, ins, acc.decode, acc, False)
+    fn = em.callback_fn(acc.decode)
+    tsize = size_of(cb.param_types[0].pointee)
+    vec = None
+    if acc.decode_vector is not None and mode != "scalar":
+        vcb = _check_decode_signature(em, ins, acc.decode_vector, acc, True)
+        vec = (em.callback_fn(acc.decode_vector), vcb.ret.n, size_of(vcb.param_types[0].pointee))
+    ints = [nb_type(a.elem) for a in cb.param_types[1:]]
+    is_float = t.elem.kind == "float"
+    name = f"_ld{ins.result}"
+    perm = em.const_array(acc.vt.perm if acc.vt is not None else ())
+    V = acc.vt.dims if acc.vt is not None else 0
+    hasd = bool(acc.vt.has_dims) if acc.vt is not None else False
+    dst = "df" if is_float else "di"
+    cast = "np.float64" if is_float else "np.int64"
+
+    def args(ptr, last):
+        bc = ", ".join(f"{ints[0]}(bc[{d}])" for d in range(D))
+        ci = ", ".join(f"{ints[1]}({'cib[%d]' % d if d < D - 1 else last})" for d in range(D))
+        return f"{ptr}, {bc}, {ci}, {_ctx()}, base"
+
+    from ...runtime.cache import JIT_OPTIONS
+    L = []
+    a = L.append
+    a(f"@njit({JIT_OPTIONS})")
+    a(f"def {name}(state, wait, inv, frag, obj, tab, addr, lay, view, lo, hi, info, df, di, stat, "
+      f"{_ctx()}):")
+    a("    W = state.shape[0]")
+    a("    NL = tab.shape[1]")
+    a("    bc = np.zeros(5, np.int64)")
+    a("    cib = np.zeros(5, np.int64)")
+    if vec is not None:
+        a(f"    key = np.full({2 * D + 1}, -1, np.int64)")
+        a(f"    got = np.zeros({vec[1]}, np.{'float64' if is_float else 'int64'})")
+    a("    for base in range(0, W, inv):")
+    a("        if state[base] != wait:")
+    a("            continue")
+    a("        p = addr[base]")
+    a("        lv = lay[:, base]")
+    a("        vv = view[:, base]")
+    a("        if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:")
+    a(f"            info[2] = {TN.MISALIGNED}")
+    a("            info[4] = p - lo")
+    a("            return base")
+    if vec is not None:
+        VW = vec[1]
+        a(f"        use_vec = lv[{D - 1}] % {VW} == 0")
+        if mode in ("vector", "check"):
+            a("        if not use_vec:")
+            a(f"            info[2] = {TN.VECTOR_BLOCK}")
+            a(f"            info[1] = lv[{D - 1}]")
+            a("            return base")
+        a(f"        key[:] = -1")
+    a(f"        for k in range({t.rows * t.cols}):")
+    a(f"            r = k // {t.cols}")
+    a(f"            st, idx = tn.address(r, k - r * {t.cols}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
+      f"{acc.layout.clamp}, False, bc, cib, info)")
+    a("            stat[k] = st")
+    a("            if st == 0:")
+    scalar_call = f"{cast}({fn}({args(f'p + idx * {tsize}', f'cib[{D - 1}]')}))"
+    if vec is None:
+        a(f"                {dst}[k] = {scalar_call}")
+        a("                if err[0] != 0:")
+        a("                    return -2")
+    else:
+        fnv, VW, vsize = vec
+        a("                if use_vec:")
+        a(f"                    v0 = cib[{D - 1}] - cib[{D - 1}] % {VW}")
+        a("                    if key[0] != idx or key[1] != v0" + "".join(
+            f" or key[{2 + d}] != bc[{d}]" for d in range(D)) + "".join(
+            f" or key[{2 + D + d}] != cib[{d}]" for d in range(D - 1)) + ":")
+        a(f"                        vr = {fnv}({args(f'p + idx * {vsize}', 'v0')})")
+        a("                        if err[0] != 0:")
+        a("                            return -2")
+        for j in range(VW):
+            a(f"                        got[{j}] = {cast}(vr[{j}])")
+        a("                        key[0] = idx")
+        a("                        key[1] = v0")
+        for d in range(D):
+            a(f"                        key[{2 + d}] = bc[{d}]")
+        for d in range(D - 1):
+            a(f"                        key[{2 + D + d}] = cib[{d}]")
+        a(f"                    {dst}[k] = got[cib[{D - 1}] - v0]")
+        if mode == "check":
+            a(f"                    s = {scalar_call}")
+            a("                    if err[0] != 0:")
+            a("                        return -2")
+            a(f"                    if s != {dst}[k] and not (s != s and {dst}[k] != {dst}[k]):")
+            a(f"                        info[2] = {TN.DECODE_MISMATCH}")
+            a("                        info[3] = k")
+            a("                        return base")
+        a("                else:")
+        a(f"                    {dst}[k] = {scalar_call}")
+        a("                    if err[0] != 0:")
+        a("                        return -2")
+    a("            elif st == 2:")
+    a(f"                f, i = tn.clamp_value(lv[{5 * D}], {fmt_of(t.elem)})")
+    a(f"                {dst}[k] = {'f' if is_float else 'i'}")
+    a("            elif st > 2:")
+    a("                info[2] = st")
+    a("                info[3] = k")
+    a("                return base")
+    a("        for l in range(inv):")
+    a("            for e in range(NL):")
+    a("                k = tab[l, e]")
+    a("                if stat[k] == 1:")
+    a("                    frag[e, base + l] = obj[e, base + l]")
+    a("                else:")
+    a(f"                    frag[e, base + l] = {dst}[k]")
+    a("    return -1")
+    em.globals.append("\n".join(L) + "\n")
+    return name
+
+
+def _callbacks_of_load(em, ins):
+    k = ins.kinds
+    if "TensorAddressingOperands" not in k:
+        return []
+    i = k.index("TensorAddressingOperands")
+    mask, ids = ins.operands[i], list(ins.operands[i + 1:])
+    out = []
+    if mask & TENSOR_VIEW and ids:
+        ids.pop(0)
+    if mask & DECODE_FUNC and ids:
+        out.append((ids.pop(0), "DecodeFunc"))
+    if mask & DECODE_VECTOR_FUNC and ids:
+        out.append((ids.pop(0), "DecodeVectorFunc"))
+    return out
+
+
+CALLBACKS["OpCooperativeMatrixLoadTensorNV"] = _callbacks_of_load

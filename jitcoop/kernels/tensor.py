@@ -1,0 +1,264 @@
+"""SPV_NV_tensor_addressing kernels: the address of each matrix element under a tensor layout and
+view (the seed's matrixCoordToTensorElement[WithView] pseudo-code), and tensor loads and stores.
+
+A layout or view value reaches a kernel as one column of an int64 array of its leaves (see
+jitcoop.spirv.types.TensorLayout / TensorView for the order), taken from the first lane of the
+scope instance (the operands are uniform; the rule checks that first). Loads and stores walk the
+matrix in row-major order once, into or out of a dense copy, and move it to or from the lane
+fragments through the layout table, so replicated elements are read once.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
+from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
+
+_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+
+# Clamp modes
+UNDEFINED, CONSTANT, CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED = range(5)
+# What `address` found for an element. OK: an index; SKIP: outside the view's clip region (a load
+# keeps the Object's element, a store writes nothing); CLAMPED: rejected by Constant clamping (a
+# load gets the clamp value, a store writes nothing); the rest are errors of the shader, with
+# info[0] = the dimension and info[1] = the coordinate or value at fault.
+(OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE, OUT_OF_BOUNDS, MISALIGNED,
+ VECTOR_BLOCK, DECODE_MISMATCH) = range(12)
+
+BLOCK, DIM, STRIDE, OFFSET, SPAN = range(5)
+
+
+@njit(**_opts)
+def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, info):
+    """(status, index) of matrix element (r, c): the element index (in units of the component,
+    or of the decode function's block) and, in bc/cib, blockCoord and coordInBlock."""
+    if V > 0:
+        ro = view[2 * V]
+        rs = view[2 * V + 1]
+        co = view[2 * V + 2]
+        cs = view[2 * V + 3]
+        # 64-bit range tests: offset + 0xFFFFFFFF must not wrap
+        if r < ro or r >= ro + rs or c < co or c >= co + cs:
+            return SKIP, np.int64(0)
+        r -= ro
+        c -= co
+        width = min(np.int64(cols), cs)
+        lin = r * width + c
+        vc = np.zeros(5, np.int64)
+        for d in range(V - 1, -1, -1):
+            i = perm[d]
+            n = view[i] if has_dims else lay[SPAN * D + i]
+            if n == 0:
+                info[0] = i
+                info[1] = 0
+                return ZERO_SPAN, np.int64(0)
+            vc[i] = lin % n
+            lin //= n
+        lin = np.int64(0)
+        st = np.int64(1)
+        for d in range(V - 1, -1, -1):
+            if has_dims:
+                lin += vc[d] * view[V + d]
+            else:
+                lin += vc[d] * st
+                st *= lay[SPAN * D + d]
+        lin &= 0xFFFFFFFF
+    else:
+        lin = np.int64(r) * cols + c
+    sc = np.zeros(5, np.int64)
+    for d in range(D - 1, -1, -1):
+        n = lay[SPAN * D + d]
+        if n == 0:
+            info[0] = d
+            info[1] = 0
+            return ZERO_SPAN, np.int64(0)
+        sc[d] = lin % n
+        lin //= n
+    index = np.int64(0)
+    for d in range(D):
+        x = sc[d] + lay[OFFSET * D + d]
+        n = lay[DIM * D + d]
+        if x < 0 or x >= n:
+            m = mode
+            if store and m != UNDEFINED:
+                m = CONSTANT
+            if m == UNDEFINED:
+                info[0] = d
+                info[1] = x
+                return UNDEF, np.int64(0)
+            if m == CONSTANT:
+                return CLAMPED, np.int64(0)
+            if n == 0:
+                info[0] = d
+                info[1] = x
+                return ZERO_DIM, np.int64(0)
+            if m == CLAMP_TO_EDGE:
+                x = min(max(x, np.int64(0)), n - 1)
+            elif m == REPEAT:
+                x = x % n                     # OpSMod: the sign of the (positive) divisor
+            else:
+                # RepeatMirrored as SPV_NV_tensor_addressing's table gives it (the coopmat2
+                # pseudo-code compares with the loop index `dim` by mistake)
+                if n == 1:
+                    x = np.int64(0)
+                else:
+                    x = x % (2 * n - 2)
+                    if x >= n:
+                        x = 2 * n - 2 - x
+        b = lay[BLOCK * D + d]
+        if b == 0:
+            info[0] = d
+            info[1] = 0
+            return ZERO_BLOCK, np.int64(0)
+        if store and b != 1:
+            info[0] = d
+            info[1] = b
+            return BLOCK_STORE, np.int64(0)
+        cib[d] = x % b
+        bc[d] = x // b
+        index += bc[d] * lay[STRIDE * D + d]
+    return OK, index & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def cdiv(a, b):
+    """ceil(a / b) for the packed strides of OpTensorLayoutSetDimensionNV (0 for a block size 0,
+    which a load then reports)."""
+    a = np.int64(a)
+    b = np.int64(b)
+    return np.int64(0) if b == 0 else (a + b - 1) // b
+
+
+@njit(**_opts)
+def clamp_value(bits, fmt):
+    """The element a Constant-clamped load gives: the low bits of the 32-bit clamp value as the
+    component type (float, or integer bits)."""
+    if fmt == F32:
+        return np.float64(bits_f32(bits & 0xFFFFFFFF)), np.int64(0)
+    if fmt == F64:
+        return bits_f64(np.uint64(bits & 0xFFFFFFFF)), np.int64(0)
+    if fmt == F16:
+        return np.float64(f16_to_f32(np.uint16(bits & 0xFFFF))), np.int64(0)
+    if fmt == BF16:
+        return np.float64(bf16_to_f32(np.uint16(bits & 0xFFFF))), np.int64(0)
+    if fmt == E4M3:
+        return np.float64(e4m3_to_f32(np.uint8(bits & 0xFF))), np.int64(0)
+    if fmt == E5M2:
+        return np.float64(e5m2_to_f32(np.uint8(bits & 0xFF))), np.int64(0)
+    return 0.0, np.int64(bits & 0xFFFFFFFF)
+
+
+@njit(**_opts)
+def check_layouts(state, wait, inv, vals):
+    """-1, or the first lane whose layout/view leaves differ from its instance's first lane."""
+    W = state.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        for l in range(base + 1, base + inv):
+            for j in range(vals.shape[0]):
+                if vals[j, l] != vals[j, base]:
+                    return l
+    return -1
+
+
+@njit(**_opts)
+def _aligned(p, lo, hi):
+    return (p - lo) % 16 == 0 if hi > lo else p % 16 == 0
+
+
+@njit(**_opts)
+def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
+         fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat):
+    """OpCooperativeMatrixLoadTensorNV without a decode function. Returns -1, or the first lane
+    of the instance that failed (info[2] = the status, info[3] = the element row * cols + col,
+    info[4] = the byte offset for an out-of-bounds read)."""
+    W = state.shape[0]
+    L = tab.shape[1]
+    bc = np.zeros(5, np.int64)
+    cib = np.zeros(5, np.int64)
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        p = addr[base]
+        lv = lay[:, base]
+        vv = view[:, base]
+        if not _aligned(p, lo, hi):
+            info[2] = MISALIGNED
+            info[4] = p - lo
+            return base
+        for k in range(rows * cols):
+            r = k // cols
+            st, idx = address(r, k - r * cols, cols, lv, D, vv, V, perm, has_dims, mode, False,
+                              bc, cib, info)
+            stat[k] = st
+            if st == OK:
+                a = p + idx * esize
+                if not _span_ok(a, esize, lo, hi, ranges):
+                    st = OUT_OF_BOUNDS
+                    info[4] = a - lo
+                else:
+                    f, i = _read(a, fmt)
+                    dense_f[k] = f
+                    dense_i[k] = i
+            elif st == CLAMPED:
+                f, i = clamp_value(lv[5 * D], fmt)
+                dense_f[k] = f
+                dense_i[k] = i
+            if st > CLAMPED:
+                info[2] = st
+                info[3] = k
+                return base
+        for l in range(inv):
+            for e in range(L):
+                k = tab[l, e]
+                if stat[k] == SKIP:
+                    frag[e, base + l] = obj[e, base + l]
+                elif fmt <= E5M2:
+                    frag[e, base + l] = dense_f[k]
+                else:
+                    frag[e, base + l] = dense_i[k]
+    return -1
+
+
+@njit(**_opts)
+def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
+          fmt, esize, lo, hi, ranges, info, dense_f, dense_i):
+    """OpCooperativeMatrixStoreTensorNV: elements outside the clip region or the tensor (any
+    clamp mode but Undefined) are not written. Failures as for `load`."""
+    W = state.shape[0]
+    L = tab.shape[1]
+    bc = np.zeros(5, np.int64)
+    cib = np.zeros(5, np.int64)
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        p = addr[base]
+        lv = lay[:, base]
+        vv = view[:, base]
+        if not _aligned(p, lo, hi):
+            info[2] = MISALIGNED
+            info[4] = p - lo
+            return base
+        for l in range(inv):
+            for e in range(L):
+                v = frag[e, base + l]
+                dense_f[tab[l, e]] = np.float64(v)
+                dense_i[tab[l, e]] = np.int64(v)
+        for k in range(rows * cols):
+            r = k // cols
+            st, idx = address(r, k - r * cols, cols, lv, D, vv, V, perm, has_dims, mode, True,
+                              bc, cib, info)
+            if st == OK:
+                a = p + idx * esize
+                if not _span_ok(a, esize, lo, hi, ranges):
+                    st = OUT_OF_BOUNDS
+                    info[4] = a - lo
+                else:
+                    _write(a, fmt, dense_f[k], dense_i[k])
+            if st > CLAMPED:
+                info[2] = st
+                info[3] = k
+                return base
+    return -1

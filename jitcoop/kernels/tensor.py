@@ -262,3 +262,17 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
                 info[3] = k
                 return base
     return -1
+
+
+@njit(**_opts)
+def transpose(state, wait, inv, src, dst, rows, cols):
+    """dst = the transpose of src (dense row-major rows x cols) for each waiting instance."""
+    W = state.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        s = src[base // inv]
+        d = dst[base // inv]
+        for r in range(rows):
+            for c in range(cols):
+                d[c * rows + r] = s[r * cols + c]

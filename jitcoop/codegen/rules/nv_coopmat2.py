@@ -507,3 +507,219 @@ def _callbacks_of_load(em, ins):
 
 
 CALLBACKS["OpCooperativeMatrixLoadTensorNV"] = _callbacks_of_load
+
+
+# -- reductions -----------------------------------------------------------------------------------
+
+ROW, COLUMN, QUAD = 1, 2, 4
+
+
+def _reduce_shapes(ins, src: CoopMat, res: CoopMat, mode: int):
+    if mode not in (ROW, COLUMN, ROW | COLUMN, QUAD):
+        raise SpirvError(f"Reduce mode {mode:#x} is not Row, Column, Row|Column or 2x2", **ins.where())
+    if mode == ROW and res.rows != src.rows:
+        raise SpirvError(f"a Row reduction keeps the rows: {src.rows} rows in, {res.rows} out", **ins.where())
+    if mode == COLUMN and res.cols != src.cols:
+        raise SpirvError(f"a Column reduction keeps the columns: {src.cols} in, {res.cols} out",
+                         **ins.where())
+    if mode == QUAD and (src.rows % 2 or src.cols % 2 or (res.rows, res.cols) != (src.rows // 2, src.cols // 2)):
+        raise SpirvError(f"a 2x2 reduction of a {src.rows}x{src.cols} matrix gives "
+                         f"{src.rows // 2}x{src.cols // 2} (and needs even sizes); the Result Type is "
+                         f"{res.rows}x{res.cols}", **ins.where())
+
+
+def _check_combine(em, ins, fid, elem):
+    cb = em.callbacks[fid]
+    pt = cb.param_types
+    if (not isinstance(cb.ret, Scalar) or cb.ret.key() != elem.key() or len(pt) != 2
+            or any(not isinstance(p, Scalar) or p.key() != elem.key() for p in pt)):
+        raise SpirvError(f"the CombineFunc %{fid} must take two {elem} and return {elem}; it is "
+                         f"({', '.join(describe(p) for p in pt)}) -> {describe(cb.ret)}", **ins.where())
+
+
+@collective("OpCooperativeMatrixReduceNV")
+def _reduce(em, ins, wait, resume):
+    from ..emitter import nb_type
+    src = mat_type(em, ins.operands[0], ins, "Matrix")
+    res = em.rtype(ins)
+    mode, fid = ins.operands[1], ins.operands[2]
+    if not isinstance(res, CoopMat) or src.use != 2 or res.use != 2:
+        raise SpirvError("OpCooperativeMatrixReduceNV takes and gives accumulator matrices "
+                         f"({describe(src)} -> {describe(res)})", **ins.where())
+    if src.elem.key() != res.elem.key() or src.scope != res.scope:
+        raise SpirvError(f"a reduction keeps the component type and scope: {describe(src)} -> "
+                         f"{describe(res)}", **ins.where())
+    _reduce_shapes(ins, src, res, mode)
+    _check_combine(em, ins, fid, src.elem)
+    fn = em.callback_fn(fid)
+    inv = scope_size(em, src)
+    check_scope(em, ins, wait, src)
+    ds = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
+    is_float = src.elem.kind == "float"
+    do = em.dense(em.W // inv, res.rows * res.cols, "float64" if is_float else "int64")
+    nb = nb_type(src.elem)
+    back = "np.float64" if is_float else "np.int64"
+    R, C, RR, RC = src.rows, src.cols, res.rows, res.cols
+    name = f"_rd{ins.result}"
+    call = f"{fn}(acc, {nb}(s[{{k}}]), {_ctx()}, base)"
+    from ...runtime.cache import JIT_OPTIONS
+    L = [f"@njit({JIT_OPTIONS})", f"def {name}(state, wait, inv, src, out, {_ctx()}):",
+         "    W = state.shape[0]",
+         "    for base in range(0, W, inv):",
+         "        if state[base] != wait:",
+         "            continue",
+         "        s = src[base // inv]",
+         "        o = out[base // inv]"]
+    a = L.append
+
+    def fold(indent, first, rest_loop, k_expr):
+        # acc = combine(...combine(first, next)..., last), in the order the loop gives
+        pad = "    " * indent
+        a(f"{pad}acc = {nb}(s[{first}])")
+        a(f"{pad}{rest_loop}")
+        a(f"{pad}    acc = {call.format(k=k_expr)}")
+        a(f"{pad}    if err[0] != 0:")
+        a(f"{pad}        return -2")
+
+    if mode == ROW:
+        a(f"        for r in range({R}):")
+        fold(3, f"r * {C}", f"for c in range(1, {C}):", f"r * {C} + c")
+        a(f"            for j in range({RC}):")
+        a(f"                o[r * {RC} + j] = {back}(acc)")
+    elif mode == COLUMN:
+        a(f"        for c in range({C}):")
+        fold(3, "c", f"for r in range(1, {R}):", f"r * {C} + c")
+        a(f"            for i in range({RR}):")
+        a(f"                o[i * {RC} + c] = {back}(acc)")
+    elif mode == ROW | COLUMN:
+        fold(2, "0", f"for k in range(1, {R * C}):", "k")
+        a(f"        for j in range({RR * RC}):")
+        a(f"            o[j] = {back}(acc)")
+    else:
+        # (2r, 2c), (2r+1, 2c), (2r, 2c+1), (2r+1, 2c+1): the order the seed lists them in
+        a(f"        for i in range({RR}):")
+        a(f"            for j in range({RC}):")
+        a(f"                b0 = 2 * i * {C} + 2 * j")
+        fold(4, "b0", f"for q in ({C}, 1, {C} + 1):", "b0 + q")
+        a(f"                o[i * {RC} + j] = {back}(acc)")
+    a("    return -1")
+    em.globals.append("\n".join(L) + "\n")
+    em.line(f"if {name}(state, {wait}, {inv}, {ds}, {do}, {_ctx()}) == -2:")
+    em.line(f"    {em.fail_return}")
+    em.line(f"cm.scatter(state, {wait}, {inv}, {do}, {em.table(res.layout)}, {em.coll_result_block(ins)})")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+CALLBACKS["OpCooperativeMatrixReduceNV"] = lambda em, ins: [(ins.operands[2], "CombineFunc")]
+
+
+# -- per-element operations -----------------------------------------------------------------------
+
+@collective("OpCooperativeMatrixPerElementOpNV")
+def _per_element(em, ins, wait, resume):
+    from ..emitter import nb_type
+    t = mat_type(em, ins.operands[0], ins, "Matrix")
+    if em.rtype(ins) is not t:
+        raise SpirvError(f"the Result Type of a per-element operation must be the Matrix's type "
+                         f"({describe(t)})", **ins.where())
+    fid, extra = ins.operands[1], ins.operands[2:]
+    cb = em.callbacks[fid]
+    pt = cb.param_types
+    ok = (len(pt) == 3 + len(extra) and isinstance(cb.ret, Scalar) and cb.ret.key() == t.elem.key()
+          and all(isinstance(p, Scalar) and p.kind == "int" and p.width == 32 for p in pt[:2])
+          and isinstance(pt[2], Scalar) and pt[2].key() == t.elem.key())
+    for p, x in zip(pt[3:], extra):
+        xt = em.value_type(x)
+        if isinstance(xt, CoopMat):
+            ok = ok and xt is t and isinstance(p, Scalar) and p.key() == t.elem.key()
+        else:
+            ok = ok and [s.key() for s, _ in leaves(p)] == [s.key() for s, _ in leaves(xt)] \
+                if not isinstance(p, Pointer) and not isinstance(xt, Pointer) else False
+    if not ok:
+        raise SpirvError(f"the per-element Func %{fid} must take (row, column as 32-bit integers, "
+                         f"the {t.elem} element, then one parameter per extra operand: the element "
+                         f"of a matrix operand, or the operand itself) and return {t.elem}; it is "
+                         f"({', '.join(describe(p) for p in pt)}) -> {describe(cb.ret)}", **ins.where())
+    fn = em.callback_fn(fid)
+    inv = scope_size(em, t)
+    check_scope(em, ins, wait, t)
+    src = em.coll_block(ins.operands[0])
+    params, args, call_args = [], [], []
+    for i, x in enumerate(extra):
+        xt = em.value_type(x)
+        if isinstance(xt, CoopMat):
+            params.append(f"x{i}")
+            args.append(em.coll_block(x))
+            call_args.append(f"x{i}[e, lane]")
+        else:
+            rows = em.coll_arrays(x)
+            for j, row in enumerate(rows):
+                params.append(f"x{i}_{j}")
+                args.append(row)
+                call_args.append(f"x{i}_{j}[lane]")
+    out = em.coll_result_block(ins)
+    rt, ct = nb_type(pt[0]), nb_type(pt[1])
+    name = f"_pe{ins.result}"
+    from ...runtime.cache import JIT_OPTIONS
+    L = [f"@njit({JIT_OPTIONS})",
+         f"def {name}(state, wait, inv, tab, src, out, {''.join(p + ', ' for p in params)}{_ctx()}):",
+         "    W = state.shape[0]",
+         "    NL = tab.shape[1]",
+         "    for base in range(0, W, inv):",
+         "        if state[base] != wait:",
+         "            continue",
+         "        for l in range(inv):",
+         "            lane = base + l",
+         "            for e in range(NL):",
+         "                k = tab[l, e]",
+         f"                r = k // {t.cols}",
+         f"                out[e, lane] = {fn}({rt}(r), {ct}(k - r * {t.cols}), src[e, lane], "
+         f"{''.join(c + ', ' for c in call_args)}{_ctx()}, lane)",
+         "                if err[0] != 0:",
+         "                    return -2",
+         "    return -1"]
+    em.globals.append("\n".join(L) + "\n")
+    em.line(f"if {name}(state, {wait}, {inv}, {em.table(t.layout)}, {src}, {out}, "
+            f"{''.join(a + ', ' for a in args)}{_ctx()}) == -2:")
+    em.line(f"    {em.fail_return}")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+CALLBACKS["OpCooperativeMatrixPerElementOpNV"] = lambda em, ins: [(ins.operands[1], "per-element Func")]
+
+
+# -- use conversion and transpose -----------------------------------------------------------------
+
+@collective("OpCooperativeMatrixConvertNV")
+def _convert_use(em, ins, wait, resume):
+    src = mat_type(em, ins.operands[0], ins, "Matrix")
+    dst = em.rtype(ins)
+    if (not isinstance(dst, CoopMat) or src.elem.key() != dst.elem.key()
+            or (src.scope, src.rows, src.cols) != (dst.scope, dst.rows, dst.cols)
+            or src.use != 2 or dst.use not in (0, 1)):
+        raise SpirvError("OpCooperativeMatrixConvertNV changes only the Use, from MatrixAccumulator "
+                         f"to MatrixA or MatrixB: {describe(src)} -> {describe(dst)}", **ins.where())
+    inv = scope_size(em, dst)
+    check_scope(em, ins, wait, dst)
+    d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
+    em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
+    em.line(f"sg_resume(state, {wait}, {resume})")
+
+
+@collective("OpCooperativeMatrixTransposeNV")
+def _transpose(em, ins, wait, resume):
+    src = mat_type(em, ins.operands[0], ins, "Matrix")
+    dst = em.rtype(ins)
+    if (not isinstance(dst, CoopMat) or src.use != 2 or dst.use != 1 or src.scope != dst.scope
+            or (dst.rows, dst.cols) != (src.cols, src.rows)):
+        raise SpirvError("OpCooperativeMatrixTransposeNV turns an R x C accumulator into a C x R "
+                         f"MatrixB of the same scope: {describe(src)} -> {describe(dst)}", **ins.where())
+    if src.elem.key() != dst.elem.key():
+        raise SpirvError(f"a transpose keeps the component type ({src.elem} -> {dst.elem})", **ins.where())
+    inv = scope_size(em, dst)
+    check_scope(em, ins, wait, dst)
+    d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
+    dt = em.dense(em.W // inv, src.rows * src.cols, "float64" if src.elem.kind == "float" else "int64")
+    em.line(f"tn.transpose(state, {wait}, {inv}, {d}, {dt}, {src.rows}, {src.cols})")
+    em.line(f"cm.scatter(state, {wait}, {inv}, {dt}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
+    em.line(f"sg_resume(state, {wait}, {resume})")

@@ -29,6 +29,7 @@ class DispatchReport:
     workgroups: int
     threads: int = 1
     extra: dict = field(default_factory=dict)
+    profile: object = None        # a jitcoop.profile.ProfileReport for dispatch(..., profile=True)
 
     def __str__(self):
         src = "cache" if self.cache_hit else "compiled"
@@ -125,6 +126,8 @@ class Kernel:
         self.module = module
         self.device = module.device
         self.options = dict(options)
+        self.spec = dict(spec)
+        self._profiled = None
         t0 = time.perf_counter()
         sp = Specialization(module.spirv, spec)
         gen = KernelGen(module.spirv, sp, entry, self.device.subgroup_size, self.options,
@@ -145,7 +148,13 @@ class Kernel:
 
     # -- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, grid, bindings: dict | None = None, push=None, *, threads: int | None = None,
-                 timeout: float | None = None) -> DispatchReport:
+                 timeout: float | None = None, profile: bool = False) -> DispatchReport:
+        """Run the grid. profile=True runs a variant of the kernel with counters (compiled once,
+        on first use) and puts a jitcoop.profile.ProfileReport in the report's `profile`."""
+        if profile and not self.options.get("profile"):
+            if self._profiled is None:
+                self._profiled = Kernel(self.module, self.entry, self.spec, {**self.options, "profile": True})
+            return self._profiled.dispatch(grid, bindings, push, threads=threads, timeout=timeout)
         grid = _grid(grid)
         nwg = grid[0] * grid[1] * grid[2]
         meta = self.meta
@@ -170,7 +179,8 @@ class Kernel:
         grid_a = np.array(grid, np.int64)
         bind_a = np.array(bind if bind else [0, 0], np.int64)
         cancel = np.zeros(1, np.int64)
-        errs = [np.zeros(8, np.int64) for _ in range(nthreads)]
+        psize = meta.profile.size if meta.profile is not None else 0
+        errs = [np.zeros(8 + psize, np.int64) for _ in range(nthreads)]
         t0 = time.perf_counter()
         self._run_threads(nwg, nthreads, grid_a, bind_a, push_arr, scratch, table, errs, cancel, timeout)
         run = time.perf_counter() - t0
@@ -189,6 +199,10 @@ class Kernel:
             dst[...] = src
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
                              self.cache_hit, run, nwg, nthreads)
+        if self.options.get("profile"):
+            from .profile import ProfileReport
+            names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}
+            rep.profile = ProfileReport(meta.profile, np.sum(errs, axis=0), names, run, nwg)
         self._reported_compile = True
         del keep
         return rep

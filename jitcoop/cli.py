@@ -240,6 +240,41 @@ def _run_compare(a, spirv, arrays, push, spec) -> int:
     return 1
 
 
+def cmd_profile(a) -> int:
+    import jitcoop
+    from .profile import format_compare
+    if a.push is not None and a.push_values is not None:
+        raise CliError("give --push FILE or --push-values, not both")
+    spec = {sid: val for sid, val in a.spec or []}
+    dev = jitcoop.Device(a.profile, subgroup_size=a.subgroup_size)
+    shaders = [a.shader] + ([a.compare] if a.compare else [])
+    modules = [read_module(s) for s in shaders]
+    if a.push is not None:
+        pp = Path(a.push)
+        if not pp.exists():
+            raise FileNotFoundError(f"no such push constant file: {pp}")
+        push = read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
+    else:
+        push = a.push_values
+    reports = []
+    for shader, spirv in zip(shaders, modules):
+        arrays = {key: read_buffer(path) for key, path in a.buffer or []}   # fresh copies per run
+        k = jitcoop.Module(dev, spirv, str(shader)).kernel(a.entry, spec=spec, decode_vector=a.decode_vector)
+        reports.append(k.dispatch(a.grid, arrays, push=push, threads=a.threads, profile=True).profile)
+    if a.json:
+        out = {str(s): r.to_dict() for s, r in zip(shaders, reports)}
+        print(json.dumps(out, indent=2, default=str))
+    elif len(reports) == 2:
+        for s, r in zip(shaders, reports):
+            print(f"== {s}")
+            print(r)
+            print()
+        print(format_compare(reports[0], reports[1], str(shaders[0]), str(shaders[1])))
+    else:
+        print(reports[0])
+    return 0
+
+
 def cmd_info(a) -> int:
     from .info import format_info, module_info
     d = module_info(read_module(a.shader))
@@ -292,13 +327,8 @@ def cmd_example(a) -> int:
     return 0 if ok else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jitcoop", description="Run SPIR-V compute shaders on the CPU.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    r = sub.add_parser("run", help="run a compute shader on buffers read from files",
-                       description="Run a compute shader on buffers read from files. Buffers the "
-                                   "shader may write are written back to their files (same format), "
-                                   "or, with --out, every buffer is written into that folder.")
+def _dispatch_args(r):
+    """The arguments of a dispatch, shared by `run` and `profile`."""
     r.add_argument("shader", help=".spv file (or SPIR-V assembly text)")
     r.add_argument("--grid", type=_grid, required=True, metavar="X[,Y[,Z]]", help="workgroup counts")
     r.add_argument("--buffer", type=_buffer, action="append", metavar="[SET.]B=FILE",
@@ -311,6 +341,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="push constants packed from typed values, e.g. f32:1.5,u32:7 "
                         f"(types: {', '.join(PUSH_FORMATS)})")
     r.add_argument("--entry", default=None, help="entry point name (default: the first GLCompute one)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="jitcoop", description="Run SPIR-V compute shaders on the CPU.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("run", help="run a compute shader on buffers read from files",
+                       description="Run a compute shader on buffers read from files. Buffers the "
+                                   "shader may write are written back to their files (same format), "
+                                   "or, with --out, every buffer is written into that folder.")
+    _dispatch_args(r)
     r.add_argument("--out", metavar="DIR", help="write the buffers into DIR instead of over their files")
     r.add_argument("--profile", default="generic", help="device profile (default: generic)")
     r.add_argument("--profiles", metavar="A,B,...", help="run under each of these profiles (own copies "
@@ -334,6 +374,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--spec", type=_spec, action="append", metavar="ID=VALUE")
     c.add_argument("--entry", default=None)
     c.set_defaults(fn=cmd_check)
+    pr = sub.add_parser("profile", help="run a shader with counters: time and calls per decode / "
+                                        "per-element / combine function and per cooperative instruction",
+                        description="Run a compute shader once with profiling counters and print, per "
+                                    "callback function (DecodeFunc, DecodeVectorFunc, per-element Func, "
+                                    "CombineFunc), its calls, elements, path, time and bytes read, and "
+                                    "per collective instruction its runs, elements and time. Buffers "
+                                    "are read from their files and nothing is written back.")
+    _dispatch_args(pr)
+    pr.add_argument("--compare", metavar="B.spv", help="profile a second shader (a decode variant) on "
+                                                      "the same buffers and show both side by side")
+    pr.add_argument("--device", "--profile", dest="profile", default="generic",
+                    help="device profile (default: generic)")
+    pr.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    pr.add_argument("--decode-vector", default="auto", choices=("auto", "scalar", "vector", "check"),
+                    help="which decode path tensor loads take (default: auto)")
+    pr.add_argument("--threads", type=int, default=None, metavar="N")
+    pr.add_argument("--json", action="store_true", help="print the report as JSON")
+    pr.set_defaults(fn=cmd_profile)
     dv = sub.add_parser("devices", help="list the device profiles")
     dv.set_defaults(fn=cmd_devices)
     d = sub.add_parser("dis", help="disassemble to SPIR-V assembly text")

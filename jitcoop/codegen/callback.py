@@ -33,6 +33,7 @@ class CallbackGen(KernelGen):
     def __init__(self, parent: KernelGen, fid: int, role: str):
         self.parent = parent
         for attr in ("profile", "m", "spec", "sg", "options", "sites", "meta", "local_size", "W",
+                     "profiling", "prof",
                      "NSG", "globals", "_tables", "bindings", "push_var", "shared", "inputs",
                      "private_vars"):
             setattr(self, attr, getattr(parent, attr))
@@ -76,6 +77,7 @@ class CallbackGen(KernelGen):
         self.memory_vars = [v.result for v in self.ff.variables if v.result not in self.promoted]
         self.frame_off = parent.frame_off       # the kernel places memory_vars in its frame
         self.hoisted = set()
+        self.bytes_slot = None
 
     # -- what differs from a kernel ---------------------------------------------------------------
     def _emit_workgroup_init(self):
@@ -98,6 +100,16 @@ class CallbackGen(KernelGen):
 
     def _find_uniform(self):
         self.hoisted = set()
+
+    def load_leaf(self, s, addr: str) -> str:
+        # Profiled: count the bytes the callback reads.
+        e = super().load_leaf(s, addr)
+        if self.profiling:
+            if self.bytes_slot is None:
+                self.bytes_slot = self.prof.slots("callback", ("bytes",), fid=self.fid, role=self.role,
+                                                  name=self.m.name_of(self.fid))
+            return f"pf.counted(err, {self.bytes_slot}, {s.size}, {e})"
+        return e
 
     def zero(self) -> str:
         """A value of the return type (what a failed call returns)."""

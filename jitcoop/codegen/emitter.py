@@ -98,6 +98,20 @@ class Binding:
 
 
 @dataclass
+class ProfileLayout:
+    """Counters of a profiled kernel (option profile=True): groups of int64 words in the per-thread
+    `err` array after the failure record, each described for the report (jitcoop.profile)."""
+    groups: list = field(default_factory=list)
+    size: int = 0
+
+    def slots(self, kind: str, names, **info) -> int:
+        base = 8 + self.size
+        self.groups.append(dict(kind=kind, base=base, names=tuple(names), **info))
+        self.size += len(names)
+        return base
+
+
+@dataclass
 class KernelMeta:
     entry: str
     local_size: tuple
@@ -111,6 +125,7 @@ class KernelMeta:
     uses_physical: bool = False
     writes_physical: bool = False
     has_atomics: bool = False
+    profile: ProfileLayout | None = None
 
 
 class KernelGen:
@@ -127,6 +142,8 @@ class KernelGen:
         self.ep = module.entry_point(entry)
         self.sg = subgroup_size
         self.options = options or {}
+        self.profiling = bool(self.options.get("profile"))
+        self.prof = ProfileLayout()
         self.lines: list[str] = []
         self.indent = 0
         self.names: dict[int, list[str]] = {}
@@ -137,7 +154,7 @@ class KernelGen:
         self.lane_prologue_used: set[str] = set()
         self.sites: list[Site] = []
         self.tmp_counter = 0
-        self.meta = KernelMeta(self.ep.name, (1, 1, 1), subgroup_size)
+        self.meta = KernelMeta(self.ep.name, (1, 1, 1), subgroup_size, profile=self.prof)
         self.collective_blocks: list = []
         self._check_capabilities()
         self.local_size = self._local_size()
@@ -1034,11 +1051,30 @@ class KernelGen:
             self.line(f"{'if' if i == 0 else 'elif'} c == {i}:")
             self.indent += 1
             resume = self.block_index[b.term.operands[0]]
+            if self.profiling:
+                # runs, lanes taking part, cycles: per instruction of the shader
+                s = self.prof.slots("instruction", ("runs", "lanes", "ticks"),
+                                    ins=getattr(ins, "origin", ins), type=self._prof_type(ins))
+                self.line(f"pl = pf.waiting(state, {-2 - i}); pt = pf.ticks()")
             R.COLLECTIVE[ins.opname](self, ins, -2 - i, resume)
+            if self.profiling:
+                self.line(f"err[{s}] += 1; err[{s + 1}] += pl; err[{s + 2}] += pf.ticks() - pt")
             self.indent -= 1
         out = self.lines
         self.lines = saved
         return out
+
+    def _prof_type(self, ins):
+        """The cooperative matrix an instruction moves (for elements in the profile), if any."""
+        for vid in ([ins.result] if ins.result is not None else []) + [
+                x for x in ins.operands[:2] if isinstance(x, int)]:
+            try:
+                t = self.value_type(vid)
+            except SpirvError:
+                continue
+            if isinstance(t, CoopMat):
+                return t
+        return None
 
     def coll_result(self, ins) -> list[str]:
         """Slot rows for a collective's result (the resumed lane reloads them)."""

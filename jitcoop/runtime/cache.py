@@ -29,6 +29,7 @@ from jitcoop.kernels.subgroup import (next_collective as sg_next, resume as sg_r
     elect as sg_elect, vote as sg_vote, ballot as sg_ballot)
 from jitcoop.kernels import coopmat as cm
 from jitcoop.kernels import tensor as tn
+from jitcoop.kernels import profile as pf
 from jitcoop.kernels.coopvec import (matmul as cv_matmul, outer_product as cv_outer,
     reduce_sum as cv_reduce_sum, put as cv_put, put1 as cv_put1)
 

@@ -434,12 +434,32 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a(f"            st, idx = tn.address(r, k - r * {t.cols}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
       f"{acc.layout.clamp}, False, bc, cib, info)")
     a("            stat[k] = st")
+    S = None
+    if em.profiling:
+        S = em.prof.slots("decode", ("scalar_calls", "vector_calls", "scalar_elements",
+                                     "vector_elements", "scalar_ticks", "vector_ticks"),
+                          ins=ins, decode=acc.decode, vector=acc.decode_vector)
+
+    def call(pad, target, expr, which):
+        """target = expr (a callback call), timed and counted when profiling (which: 0 scalar,
+        1 vector)."""
+        if S is not None:
+            a(f"{pad}pt = pf.ticks()")
+        a(f"{pad}{target} = {expr}")
+        if S is not None:
+            a(f"{pad}err[{S + 4 + which}] += pf.ticks() - pt; err[{S + which}] += 1")
+        a(f"{pad}if err[0] != 0:")
+        a(f"{pad}    return -2")
+
+    def produced(pad, which):
+        if S is not None:
+            a(f"{pad}err[{S + 2 + which}] += 1")
+
     a("            if st == 0:")
     scalar_call = f"{cast}({fn}({args(f'p + idx * {tsize}', f'cib[{D - 1}]')}))"
     if vec is None:
-        a(f"                {dst}[k] = {scalar_call}")
-        a("                if err[0] != 0:")
-        a("                    return -2")
+        call(" " * 16, f"{dst}[k]", scalar_call, 0)
+        produced(" " * 16, 0)
     else:
         fnv, VW, vsize = vec
         a("                if use_vec:")
@@ -447,9 +467,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         a("                    if key[0] != idx or key[1] != v0" + "".join(
             f" or key[{2 + d}] != bc[{d}]" for d in range(D)) + "".join(
             f" or key[{2 + D + d}] != cib[{d}]" for d in range(D - 1)) + ":")
-        a(f"                        vr = {fnv}({args(f'p + idx * {vsize}', 'v0')})")
-        a("                        if err[0] != 0:")
-        a("                            return -2")
+        call(" " * 24, "vr", f"{fnv}({args(f'p + idx * {vsize}', 'v0')})", 1)
         for j in range(VW):
             a(f"                        got[{j}] = {cast}(vr[{j}])")
         a("                        key[0] = idx")
@@ -459,18 +477,16 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         for d in range(D - 1):
             a(f"                        key[{2 + D + d}] = cib[{d}]")
         a(f"                    {dst}[k] = got[cib[{D - 1}] - v0]")
+        produced(" " * 20, 1)
         if mode == "check":
-            a(f"                    s = {scalar_call}")
-            a("                    if err[0] != 0:")
-            a("                        return -2")
+            call(" " * 20, "s", scalar_call, 0)
             a(f"                    if s != {dst}[k] and not (s != s and {dst}[k] != {dst}[k]):")
             a(f"                        info[2] = {TN.DECODE_MISMATCH}")
             a("                        info[3] = k")
             a("                        return base")
         a("                else:")
-        a(f"                    {dst}[k] = {scalar_call}")
-        a("                    if err[0] != 0:")
-        a("                        return -2")
+        call(" " * 20, f"{dst}[k]", scalar_call, 0)
+        produced(" " * 20, 0)
     a("            elif st == 2:")
     a(f"                f, i = tn.clamp_value(lv[{5 * D}], {fmt_of(t.elem)})")
     a(f"                {dst}[k] = {'f' if is_float else 'i'}")
@@ -572,12 +588,20 @@ def _reduce(em, ins, wait, resume):
          "        o = out[base // inv]"]
     a = L.append
 
+    S = em.prof.slots("combine", ("calls", "elements", "ticks"), ins=ins, fid=fid) if em.profiling else None
+    if S is not None:
+        a(f"        err[{S + 1}] += {RR * RC}")
+
     def fold(indent, first, rest_loop, k_expr):
         # acc = combine(...combine(first, next)..., last), in the order the loop gives
         pad = "    " * indent
         a(f"{pad}acc = {nb}(s[{first}])")
         a(f"{pad}{rest_loop}")
+        if S is not None:
+            a(f"{pad}    pt = pf.ticks()")
         a(f"{pad}    acc = {call.format(k=k_expr)}")
+        if S is not None:
+            a(f"{pad}    err[{S + 2}] += pf.ticks() - pt; err[{S}] += 1")
         a(f"{pad}    if err[0] != 0:")
         a(f"{pad}        return -2")
 
@@ -678,6 +702,12 @@ def _per_element(em, ins, wait, resume):
          "                if err[0] != 0:",
          "                    return -2",
          "    return -1"]
+    if em.profiling:
+        S = em.prof.slots("per-element", ("calls", "elements", "ticks"), ins=ins, fid=fid)
+        i = L.index("                k = tab[l, e]")
+        L[i:i] = ["                pt = pf.ticks()"]
+        j = L.index("                if err[0] != 0:")
+        L[j:j] = [f"                err[{S + 2}] += pf.ticks() - pt; err[{S}] += 1; err[{S + 1}] += 1"]
     em.globals.append("\n".join(L) + "\n")
     em.line(f"if {name}(state, {wait}, {inv}, {em.table(t.layout)}, {src}, {out}, "
             f"{''.join(a + ', ' for a in args)}{_ctx()}) == -2:")

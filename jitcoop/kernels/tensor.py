@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
+from .memory import ld_u8
 from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -276,3 +277,21 @@ def transpose(state, wait, inv, src, dst, rows, cols):
         for r in range(rows):
             for c in range(cols):
                 d[c * rows + r] = s[r * cols + c]
+
+
+@njit(**_opts)
+def check_frame(state, wait, inv, pvp, frame, off, size):
+    """-1, or the first lane whose copy of a Private variable (bytes [off, off + size) of its
+    private frame) differs from its instance's first lane: a callback called once for the whole
+    scope reads the first lane's, which is only right when they agree."""
+    W = state.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        a = pvp + base * frame + off
+        for l in range(base + 1, base + inv):
+            b = pvp + l * frame + off
+            for i in range(size):
+                if ld_u8(a + i) != ld_u8(b + i):
+                    return l
+    return -1

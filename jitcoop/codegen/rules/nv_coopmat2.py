@@ -308,6 +308,7 @@ def _load_tensor(em, ins, wait, resume):
                 f"ranges, {em.info_array()}, {df}[0], {di}[0], {stat}[0])")
     else:
         site = _decode_site(em, ins, acc)
+        check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
         em.line(f"bad = {site}(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {addr}, "
                 f"{lay}, {view}, {lo}, {hi}, {em.info_array()}, {df}[0], {di}[0], {stat}[0], {_ctx()})")
         em.line("if bad == -2:")
@@ -366,6 +367,24 @@ def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
 
 def _ctx():
     return "bind, push, scratch, ranges, err, cancel, grid, wg"
+
+
+def check_private_reads(em, ins, wait, inv, fids):
+    """A callback called once for a whole scope instance runs with the first lane's Private
+    variables: check that the other lanes' agree (they do in real shaders: set uniformly)."""
+    if em.options.get("unchecked"):
+        return
+    for fid in fids:
+        cb = em.callbacks[fid]
+        for v in cb.private_reads:
+            size = size_of(em.var_types[v].pointee)
+            em.line(f"bad = tn.check_frame(state, {wait}, {inv}, pvp, {em.meta.private_frame}, "
+                    f"{em.frame_off[v]}, {size})")
+            em.line("if bad >= 0:")
+            em.line("    " + em.fail_lane(
+                ins, f"the {cb.role} '{em.m.name_of(fid).split('(')[0]}' (%{fid}) reads Private variable '{em.m.name_of(v)}', which differs "
+                     f"between the invocations of the scope (lane {{d}} has another value); it is "
+                     f"called once for the whole matrix, so it must be uniform", "bad", "bad"))
 
 
 def _decode_site(em, ins, acc: TensorAccess) -> str:
@@ -570,6 +589,7 @@ def _reduce(em, ins, wait, resume):
     fn = em.callback_fn(fid)
     inv = scope_size(em, src)
     check_scope(em, ins, wait, src)
+    check_private_reads(em, ins, wait, inv, [fid])
     ds = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
     is_float = src.elem.kind == "float"
     do = em.dense(em.W // inv, res.rows * res.cols, "float64" if is_float else "int64")

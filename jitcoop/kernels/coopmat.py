@@ -21,7 +21,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import literally, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .formats import (bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits,
                       f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f64_to_bf16, f64_to_e4m3,
@@ -71,10 +74,35 @@ def check_uniform(state, wait, inv, vals):
 
 
 # -- gather / scatter -----------------------------------------------------------------------------
+# A fragment operand reaches the dense form through the layout's *source table* `src[2, n]`: for
+# each linear index k = row * cols + col, the (e, lane) whose copy is read (the highest invocation
+# holding the element, when the layout replicates it). Each dense element is written once, in
+# order. Striped layouts without replicas (linear index e * inv + lane, the generic profile) are
+# plain block copies: `gather_*_striped`, `scatter_striped`.
+
+def source_table(tab) -> np.ndarray:
+    """int32 [2, rows * cols]: (e, lane) each dense element is read from (the highest lane, then
+    the highest e, holding it: the last write of a walk over lanes and elements)."""
+    inv, L = tab.shape
+    n = int(tab.max()) + 1
+    src = np.full((2, n), -1, np.int32)
+    for l in range(inv):
+        for e in range(L):
+            src[0, tab[l, e]] = e
+            src[1, tab[l, e]] = l
+    return src
+
+
+def is_striped(tab, n) -> bool:
+    """Whether a layout table is the plain striped one (e * inv + lane) covering n elements once."""
+    inv, L = tab.shape
+    return inv * L == n and bool((tab == np.arange(L)[None, :] * inv + np.arange(inv)[:, None]).all())
+
 
 @njit(**_opts)
 def gather_f(state, wait, inv, frag, tab, dense):
-    """Fragments -> dense float64 matrices, one row of `dense` per scope instance."""
+    """Fragments -> dense float64 matrices, one row of `dense` per scope instance (replicated
+    elements: the highest invocation's copy)."""
     W = state.shape[0]
     L = tab.shape[1]
     for base in range(0, W, inv):
@@ -87,23 +115,68 @@ def gather_f(state, wait, inv, frag, tab, dense):
 
 
 @njit(**_opts)
+def _int_value(x, width, signed):
+    """A fragment integer as int64, sign- or zero-extended from `width` bits."""
+    v = np.int64(x)
+    if width >= 64:
+        return v
+    v &= (np.int64(1) << width) - 1
+    if signed and (v >> (width - 1)) != 0:
+        v -= np.int64(1) << width
+    return v
+
+
+@njit(**_opts)
 def gather_i(state, wait, inv, frag, tab, dense, width, signed):
     """Fragments -> dense int64 matrices, each value sign- or zero-extended from `width` bits
     (the Matrix*SignedComponents operands decide, not the declared type)."""
     W = state.shape[0]
     L = tab.shape[1]
-    mask = np.int64(-1) if width >= 64 else (np.int64(1) << width) - 1
-    top = np.int64(0) if width >= 64 else np.int64(1) << (width - 1)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
         d = dense[base // inv]
         for l in range(inv):
             for e in range(L):
-                v = np.int64(frag[e, base + l]) & mask
-                if width < 64 and signed and (v & top) != 0:
-                    v -= np.int64(1) << width
-                d[tab[l, e]] = v
+                d[tab[l, e]] = _int_value(frag[e, base + l], width, signed)
+
+
+@njit(**_opts)
+def gather_src(state, wait, inv, frag, src, dense, isint, width, signed):
+    """Fragments -> dense matrices (any dtype: float64, float32, int64) through a source table;
+    integers (isint) sign- or zero-extended from `width` bits first."""
+    W = state.shape[0]
+    n = src.shape[1]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        d = dense[base // inv]
+        for k in range(n):
+            x = frag[src[0, k], base + src[1, k]]
+            if isint:
+                d[k] = _int_value(x, width, signed)
+            else:
+                d[k] = x
+
+
+@njit(**_opts)
+def gather_striped(state, wait, inv, frag, dense, isint, width, signed):
+    """gather_src for a striped layout: row e of the fragments holds elements e*inv .. e*inv+inv-1."""
+    W = state.shape[0]
+    L = frag.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        d = dense[base // inv]
+        for e in range(L):
+            f = frag[e]
+            o = e * inv
+            if isint:
+                for l in range(inv):
+                    d[o + l] = _int_value(f[base + l], width, signed)
+            else:
+                for l in range(inv):
+                    d[o + l] = f[base + l]
 
 
 @njit(**_opts)
@@ -115,9 +188,26 @@ def scatter(state, wait, inv, dense, tab, frag):
         if state[base] != wait:
             continue
         d = dense[base // inv]
-        for l in range(inv):
-            for e in range(L):
-                frag[e, base + l] = d[tab[l, e]]
+        for e in range(L):
+            f = frag[e]
+            for l in range(inv):
+                f[base + l] = d[tab[l, e]]
+
+
+@njit(**_opts)
+def scatter_striped(state, wait, inv, dense, frag):
+    """scatter for a striped layout without replicas."""
+    W = state.shape[0]
+    L = frag.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        d = dense[base // inv]
+        for e in range(L):
+            f = frag[e]
+            o = e * inv
+            for l in range(inv):
+                f[base + l] = d[o + l]
 
 
 # -- rounding -------------------------------------------------------------------------------------
@@ -258,6 +348,214 @@ def mma_i(state, wait, inv, da, db, dc, M, N, K, width, rsigned, saturate):
                     elif np.uint64(d) < np.uint64(cv):       # unsigned 64-bit carry out
                         d = np.int64(-1)
                 c[i * N + j] = d
+
+
+# -- vector multiply-add (the "exact" numerics) ----------------------------------------------------
+# `_mm` is C += A x B on dense row-major matrices of one dtype with the sizes as compile-time
+# constants, written as explicit 512-bit LLVM vectors: blocks of rows x vectors of columns held in
+# registers over the K loop (numba's own loops leave these short fixed-size loops scalar). Every
+# element gets exactly the scalar loop's operations in the scalar loop's order (start at C, add
+# the products for k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts
+# each multiply and add into one FMA, which gives the same result whenever the products are exact
+# (inputs narrower than float64).
+
+def _literal(t):
+    return isinstance(t, (types.IntegerLiteral, types.BooleanLiteral))
+
+
+def _mm_codegen(dt, m, n, kk, fused):
+    def codegen(context, builder, sig, args):
+        is_int = isinstance(dt, types.Integer)
+        et = context.get_value_type(dt)
+        bits = dt.bitwidth
+        VW = max(1, 512 // bits)
+        i64 = ir.IntType(64)
+        mod = builder.module
+        pa, pb, pc = (context.make_array(t)(context, builder, v).data
+                      for t, v in zip(sig.args[:3], args[:3]))
+
+        def const(x):
+            return ir.Constant(i64, x)
+
+        def vty(w):
+            return ir.VectorType(et, w) if w > 1 else et
+
+        def vload(p, idx, w):
+            q = builder.gep(p, [idx])
+            if w > 1:
+                q = builder.bitcast(q, vty(w).as_pointer())
+            return builder.load(q, align=bits // 8)
+
+        def vstore(v, p, idx, w):
+            q = builder.gep(p, [idx])
+            if w > 1:
+                q = builder.bitcast(q, vty(w).as_pointer())
+            builder.store(v, q, align=bits // 8)
+
+        def bcast(x, w):
+            if w == 1:
+                return x
+            t = vty(w)
+            v = builder.insert_element(ir.Constant(t, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(v, ir.Constant(t, ir.Undefined),
+                                          ir.Constant(ir.VectorType(ir.IntType(32), w), [0] * w))
+
+        def madd(x, y, acc, w):
+            if is_int:
+                return builder.add(acc, builder.mul(x, y))
+            if fused:
+                t = vty(w)
+                name = f"llvm.fma.{'v%d' % w if w > 1 else ''}{'f64' if bits == 64 else 'f32'}"
+                fn = cgutils.get_or_insert_function(mod, ir.FunctionType(t, [t, t, t]), name)
+                return builder.call(fn, [x, y, acc])
+            return builder.fadd(acc, builder.fmul(x, y))
+
+        def block(i0, rows, j0, widths):
+            """rows x sum(widths) accumulators from C at (i0, j0), the K loop, back to C."""
+            offs = [sum(widths[:v]) for v in range(len(widths))]
+            cidx = {}
+            accs = {}
+            for r in range(rows):
+                rowc = builder.add(builder.mul(builder.add(i0, const(r)), const(n)), j0)
+                for v, w in enumerate(widths):
+                    cidx[r, v] = builder.add(rowc, const(offs[v]))
+                    accs[r, v] = vload(pc, cidx[r, v], w)
+            pre = builder.basic_block
+            loop = builder.append_basic_block("mm.k")
+            done = builder.append_basic_block("mm.k.end")
+            builder.branch(loop)
+            builder.position_at_end(loop)
+            k = builder.phi(i64)
+            k.add_incoming(const(0), pre)
+            phis = {}
+            for key, v in accs.items():
+                phis[key] = builder.phi(v.type)
+                phis[key].add_incoming(v, pre)
+            rowb = builder.add(builder.mul(k, const(n)), j0)
+            bv = [vload(pb, builder.add(rowb, const(offs[v])), w) for v, w in enumerate(widths)]
+            new = {}
+            for r in range(rows):
+                x = builder.load(builder.gep(pa, [builder.add(
+                    builder.mul(builder.add(i0, const(r)), const(kk)), k)]))
+                for v, w in enumerate(widths):
+                    new[r, v] = madd(bcast(x, w), bv[v], phis[r, v], w)
+            k1 = builder.add(k, const(1))
+            end = builder.basic_block
+            k.add_incoming(k1, end)
+            for key in phis:
+                phis[key].add_incoming(new[key], end)
+            builder.cbranch(builder.icmp_signed("<", k1, const(kk)), loop, done)
+            builder.position_at_end(done)
+            for key, v in new.items():
+                vstore(v, pc, cidx[key], widths[key[1]])
+
+        def rows_loop(j0, widths):
+            nv = len(widths)
+            R = max(1, min(m, 24 // nv))
+            full = (m // R) * R
+            if full == R:
+                block(const(0), R, j0, widths)
+            elif full:
+                with cgutils.for_range_slice(builder, const(0), const(full), const(R)) as (i0, _):
+                    block(i0, R, j0, widths)
+            if m - full:
+                block(const(full), m - full, j0, widths)
+
+        # Columns: blocks of up to 4 full vectors (an IR loop when there are several), then the
+        # rest (full vectors and one shorter one).
+        nfull = n // VW
+        V = min(4, max(1, nfull))
+        nblk = nfull // V if nfull else 0
+        if nblk == 1:
+            rows_loop(const(0), [VW] * V)
+        elif nblk > 1:
+            with cgutils.for_range_slice(builder, const(0), const(nblk * V * VW), const(V * VW)) as (j0, _):
+                rows_loop(j0, [VW] * V)
+        rest = [VW] * (nfull - nblk * V) + ([n % VW] if n % VW else [])
+        if rest:
+            rows_loop(const(nblk * V * VW), rest)
+        return context.get_dummy_value()
+    return codegen
+
+
+@intrinsic(prefer_literal=True)
+def _mm(typingctx, a, b, c, M, N, K, fused):
+    """c[i*N + j] += sum over k of a[i*K + k] * b[k*N + j] (1-d C-contiguous arrays of one dtype:
+    float64, float32 or int64; integers wrap). M, N, K, fused: compile-time constants."""
+    arrs = (a, b, c)
+    if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C" for x in arrs):
+        return None
+    if not all(_literal(x) for x in (M, N, K, fused)):
+        return None
+    dt = c.dtype
+    if a.dtype != dt or b.dtype != dt or dt not in (types.float64, types.float32, types.int64):
+        return None
+    return types.none(a, b, c, M, N, K, fused), _mm_codegen(
+        dt, M.literal_value, N.literal_value, K.literal_value, bool(fused.literal_value))
+
+
+@njit(**_opts)
+def muladd_f(state, wait, inv, da, db, dc, M, N, K, mode, fused):
+    """dc = A x B + C for each waiting instance, in place, with the "exact" numerics: exact
+    products, float64 sums (k ascending from C), one rounding to the result type (float32
+    results are rounded where the scatter stores them; the small formats here). M, N, K and
+    fused are specialized on (constants at the call site)."""
+    literally(M)
+    literally(N)
+    literally(K)
+    literally(fused)
+    W = state.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        c = dc[base // inv]
+        _mm(da[base // inv], db[base // inv], c, M, N, K, fused)
+        if mode != F32 and mode != F64:
+            for j in range(M * N):
+                c[j] = round_to(c[j], mode)
+
+
+@njit(**_opts)
+def muladd_i(state, wait, inv, da, db, dc, dp, M, N, K, width, rsigned, saturate):
+    """The integer MulAdd: dp = A x B (exact: float32 or float64 dense operands where every sum
+    fits their significand, int64 otherwise, wrapping like mma_i), then dc = C + dp, wrapped or
+    saturated exactly as mma_i does."""
+    literally(M)
+    literally(N)
+    literally(K)
+    W = state.shape[0]
+    if width >= 64:
+        hi = np.int64(0x7FFFFFFFFFFFFFFF)
+        lo = -hi - 1
+    elif rsigned:
+        hi = (np.int64(1) << (width - 1)) - 1
+        lo = -hi - 1
+    else:
+        hi = (np.int64(1) << width) - 1
+        lo = np.int64(0)
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        q = base // inv
+        p = dp[q]
+        c = dc[q]
+        p[:] = 0
+        _mm(da[q], db[q], p, M, N, K, True)
+        for j in range(M * N):
+            cv = c[j]
+            s = np.int64(p[j])
+            d = cv + s
+            if saturate:
+                if width < 64:
+                    d = min(max(d, lo), hi)
+                elif rsigned:
+                    if cv > 0 and s > 0 and d < 0:
+                        d = hi
+                    elif cv < 0 and s < 0 and d >= 0:
+                        d = lo
+                elif np.uint64(d) < np.uint64(cv):
+                    d = np.int64(-1)
+            c[j] = d
 
 
 # -- memory ---------------------------------------------------------------------------------------

@@ -200,18 +200,55 @@ def numerics(em):
     return NUMERICS[n]
 
 
-def gather(em, wait, inv, t: CoopMat, block, signed=None) -> str:
-    """Dense copies [instances, rows * cols] of a fragment operand; returns the array's name."""
+def _source_table(em, layout) -> str:
+    """The name of the module constant [2, rows * cols] saying which (e, lane) each element of a
+    fragment's dense form is read from (kernels.coopmat.source_table)."""
+    from ...devices.layouts import Layout
+    src = K.source_table(layout.table)
+    return em.table(Layout(f"{layout.name}.src", layout.rows, layout.cols, 2, src))
+
+
+def gather(em, wait, inv, t: CoopMat, block, signed=None, dtype=None) -> str:
+    """Dense copies [instances, rows * cols] of a fragment operand (float64 for floats, int64
+    sign- or zero-extended for integers, unless `dtype` says otherwise); returns the array's name."""
     ninst = em.W // inv
-    if t.elem.kind == "float":
-        d = em.dense(ninst, t.rows * t.cols, "float64")
-        em.line(f"cm.gather_f(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {d})")
+    isint = t.elem.kind != "float"
+    if dtype is None:
+        dtype = "int64" if isint else "float64"
+    d = em.dense(ninst, t.rows * t.cols, dtype)
+    sg = bool(t.elem.signed if signed is None else signed) if isint else False
+    width = t.elem.width
+    if K.is_striped(t.layout.table, t.rows * t.cols):
+        em.line(f"cm.gather_striped(state, {wait}, {inv}, {block}, {d}, {isint}, {width}, {sg})")
     else:
-        d = em.dense(ninst, t.rows * t.cols, "int64")
-        sg = t.elem.signed if signed is None else signed
-        em.line(f"cm.gather_i(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {d}, "
-                f"{t.elem.width}, {bool(sg)})")
+        em.line(f"cm.gather_src(state, {wait}, {inv}, {block}, {_source_table(em, t.layout)}, {d}, "
+                f"{isint}, {width}, {sg})")
     return d
+
+
+def scatter(em, wait, inv, t: CoopMat, dense, block):
+    """Dense matrices -> the fragments of a result of type t (every replica)."""
+    if K.is_striped(t.layout.table, t.rows * t.cols):
+        em.line(f"cm.scatter_striped(state, {wait}, {inv}, {dense}, {block})")
+    else:
+        em.line(f"cm.scatter(state, {wait}, {inv}, {dense}, {em.table(t.layout)}, {block})")
+
+
+def _int_bound(t: CoopMat, signed: bool) -> int:
+    w = t.elem.width
+    return 1 << (w - 1) if signed else (1 << w) - 1
+
+
+def _product_dtype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> str:
+    """The dtype integer A x B products are summed in: float32 or float64 where every partial
+    sum is an integer their significand holds exactly (int8: K up to 1024 in float32), int64
+    (wrapping) otherwise."""
+    bound = K_ * _int_bound(a, bool(flags & A_SIGNED)) * _int_bound(b, bool(flags & B_SIGNED))
+    if bound <= 1 << 24:
+        return "float32"
+    if bound <= 1 << 53:
+        return "float64"
+    return "int64"
 
 
 @collective("OpCooperativeMatrixMulAddKHR")
@@ -225,14 +262,24 @@ def _muladd(em, ins, wait, resume):
     M, N, K_ = r.rows, r.cols, a.cols
     if r.elem.kind == "float":
         da, db, dc = (gather(em, wait, inv, m, blk) for m, blk in zip((a, b, c), blocks))
-        em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
-                f"{fmt_of(r.elem)}, {numerics(em)})")
+        if numerics(em) == K.EXACT:
+            # Products of inputs narrower than float64 are exact: a fused multiply-add rounds
+            # only where the separate add would.
+            fused = a.elem.width < 64 and b.elem.width < 64
+            em.line(f"cm.muladd_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+                    f"{fmt_of(r.elem)}, {fused})")
+        else:
+            em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+                    f"{fmt_of(r.elem)}, {numerics(em)})")
     else:
-        da, db, dc = (gather(em, wait, inv, m, blk, bool(flags & bit))
-                      for m, blk, bit in zip((a, b, c), blocks, (A_SIGNED, B_SIGNED, C_SIGNED)))
-        em.line(f"cm.mma_i(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+        pdt = _product_dtype(a, b, K_, flags)
+        da, db = (gather(em, wait, inv, m, blk, bool(flags & bit), pdt)
+                  for m, blk, bit in zip((a, b), blocks[:2], (A_SIGNED, B_SIGNED)))
+        dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
+        dp = em.dense(em.W // inv, M * N, pdt)
+        em.line(f"cm.muladd_i(state, {wait}, {inv}, {da}, {db}, {dc}, {dp}, {M}, {N}, {K_}, "
                 f"{r.elem.width}, {bool(flags & R_SIGNED)}, {bool(flags & SATURATE)})")
-    em.line(f"cm.scatter(state, {wait}, {inv}, {dc}, {em.table(r.layout)}, {out})")
+    scatter(em, wait, inv, r, dc, out)
     em.line(f"sg_resume(state, {wait}, {resume})")
 
 

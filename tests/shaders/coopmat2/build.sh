@@ -1,0 +1,20 @@
+#!/bin/sh
+# Rebuilds the SPIR-V of the coopmat2 tensor-addressing test shaders (glslang 16:
+# ../../../../shared/tools/get-glslang; spirv-as for the .spvasm files).
+set -e
+cd "$(dirname "$0")"
+G="${GLSLANG:-glslang} -V --target-env vulkan1.3"
+for d in 1 2 3 4 5; do $G -DDIM=$d tensor_nd.comp -o tensor_${d}d.spv; done
+$G -DDIM=2 -DLITE tensor_nd.comp -o tensor_2d_lite.spv
+$G -DDIM=2 decode_nd.comp -o decode_2d.spv
+$G -DDIM=3 decode_nd.comp -o decode_3d.spv
+for v in 2 4 8; do $G -DV=$v decode_vec.comp -o decode_vec$v.spv; done
+$G tensor_bytes.comp -o tensor_bytes.spv
+# store_decode: glslang's module with "DecodeFunc %dec" added to the store (spirv-dis/-as beside glslang)
+BIN="$(dirname "$(command -v "${GLSLANG:-glslang}")")"
+$G store_decode.comp -o store_decode.tmp.spv
+"$BIN/spirv-dis" --raw-id store_decode.tmp.spv -o store_decode.tmp.spvasm
+DEC=$(sed -n 's/.*OpCooperativeMatrixLoadTensorNV .* DecodeFunc \(%[0-9]*\).*/\1/p' store_decode.tmp.spvasm)
+sed "s/\(OpCooperativeMatrixStoreTensorNV .*\) None None$/\1 None DecodeFunc $DEC/" store_decode.tmp.spvasm > store_decode.spvasm
+"$BIN/spirv-as" --target-env vulkan1.3 store_decode.spvasm -o store_decode.spv
+rm -f store_decode.tmp.spv store_decode.tmp.spvasm

@@ -78,6 +78,7 @@ class CallbackGen(KernelGen):
         self.frame_off = parent.frame_off       # the kernel places memory_vars in its frame
         self.hoisted = set()
         self.bytes_slot = None
+        self.resident, self.resident_vars = set(), set()    # no matrices in a callback
 
     # -- what differs from a kernel ---------------------------------------------------------------
     def _emit_workgroup_init(self):

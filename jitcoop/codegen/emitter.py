@@ -29,8 +29,8 @@ from ..errors import SpirvError
 from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
-from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, Type, describe, leaves,
-                           member_offsets, n_leaves, size_of)
+from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, TensorLayout, TensorView,
+                           Type, describe, leaves, member_offsets, n_leaves, size_of)
 from . import rules as R
 from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
 
@@ -301,8 +301,10 @@ class KernelGen:
         for v in candidates:
             if v not in in_memory and self._promotable(v, users):
                 self.promoted.add(v)
+        self._find_resident()
         frame = 0
-        placed = [(v, self.var_types[v].pointee) for v in candidates if v not in self.promoted]
+        placed = [(v, self.var_types[v].pointee) for v in candidates
+                  if v not in self.promoted and v not in self.resident_vars]
         # Callbacks' own addressed variables (lookup tables) get frame space of the calling lane.
         placed += [(v, cb.var_types[v].pointee) for cb in self.callbacks.values() for v in cb.memory_vars]
         for v, t in placed:
@@ -310,6 +312,77 @@ class KernelGen:
             self.frame_off[v] = frame
             frame += size_of(t)
         self.meta.private_frame = -(-frame // 16) * 16
+
+    def _find_resident(self):
+        """Cooperative matrices that live in their slot rows [length, W] from definition to last
+        use, instead of as per-lane locals: every value a collective instruction produces, loads of
+        matrix variables, phis and copies of them, and Function/Private matrix variables only
+        loaded and stored whole. Lane code moves them with one row-copy call per instruction and
+        reads single elements straight from the rows; nothing is spilled or reloaded at
+        collectives. (As locals, a 128 x 128 workgroup accumulator is 64 variables in every lane
+        loop, at every spill, reload and phi: numba's compile time grows with all of them.)"""
+        self.resident_vars: set[int] = set()
+        self.resident: set[int] = set()
+        if self.options.get("no_resident"):
+            return
+        users = self.users
+        def kind(t):
+            return isinstance(t, (CoopMat, TensorLayout, TensorView))
+
+        for v in list(self.promoted):
+            if not kind(self.var_types[v].pointee):
+                continue
+            if all((u.opname == "OpLoad" and u.operands[0] == v)
+                   or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
+                   for u in users.get(v, ())):
+                self.resident_vars.add(v)
+        self.promoted -= self.resident_vars
+        for b in self.ff.blocks:
+            for ins in b.instrs:
+                if ins.result is None or not kind(self.spec.type(ins.result_type)):
+                    continue
+                op = ins.opname
+                if (op in R.COLLECTIVE or op in ("OpPhi", "OpCopyObject")
+                        or (op == "OpLoad" and ins.operands[0] in self.resident_vars)):
+                    self.resident.add(ins.result)
+
+    def is_resident(self, vid) -> bool:
+        return vid in self.resident
+
+    def resident_names(self, x) -> list[str]:
+        """Names of the slot rows of a resident value (an id) or variable (("var", id))."""
+        if isinstance(x, tuple):
+            t, prefix = self.var_types[x[1]].pointee, f"rv{x[1]}" if x[1] >= 0 else f"rs{-x[1]}"
+        else:
+            t, prefix = self.value_type(x), f"r{x}"
+        lt = self.leaf_types(t)          # one leaf type (matrix component, or uint32 for layouts)
+        names = [f"{prefix}_{i}" for i in range(len(lt))]
+        for n in names:
+            self.name_types[n] = nb_type(lt[0])
+            self.slot_groups[n] = names
+        return names
+
+    def resident_block(self, x) -> tuple[str, int, int]:
+        """(slot array, first row, rows) of a resident value or variable."""
+        names = self.resident_names(x)
+        tag, r0 = self.slot(names[0])
+        return f"S_{tag}", r0, len(names)
+
+    def resident_leaves(self, x) -> list[str]:
+        """Expressions reading the current lane's elements of a resident value or variable."""
+        arr, r0, n = self.resident_block(x)
+        return [f"{arr}[{r0 + i}, lane]" for i in range(n)]
+
+    def resident_copy(self, dst, src):
+        """Lane code: copy the current lane's fragment from src to dst (resident values or
+        variables, or a non-resident source's leaves)."""
+        arr, d0, n = self.resident_block(dst)
+        if not isinstance(src, tuple) and not self.is_resident(src):
+            for i, v in enumerate(self.vals(src)):
+                self.line(f"{arr}[{d0 + i}, lane] = {v}")
+            return
+        sarr, s0, _ = self.resident_block(src)
+        self.line(f"sg_lane_copy({arr}, {d0}, {s0}, {n}, lane)")
 
     def _find_callbacks(self):
         """The SPIR-V functions cooperative instructions call per element, by function id."""
@@ -385,6 +458,8 @@ class KernelGen:
         v = self.names.get(vid)
         if v is not None:
             return v
+        if vid in self.resident:
+            return self.resident_leaves(vid)
         if self.spec.is_const(vid):
             return self._const_names(vid)
         ins = self.ff.defs.get(vid) or self.m.defs.get(vid)
@@ -480,6 +555,8 @@ class KernelGen:
         t, sc = pt.pointee, pt.storage
         if v in self.promoted:
             return Ptr("var", t, sc, var=v, leaf=0)
+        if v in self.resident_vars:
+            return Ptr("res", t, sc, var=v)
         if v in self.bindings:
             b = self.bindings[v]
             return Ptr("mem", t, sc, addr=f"bp{b.index}", root=(f"bp{b.index}", f"bn{b.index}"),
@@ -690,6 +767,12 @@ class KernelGen:
             var_ins = self.ff.defs.get(v) or self.m.defs.get(v)
             init = var_ins.operands[1] if len(var_ins.operands) > 1 else None
             t = self.var_types[v].pointee
+            if v in self.resident_vars:
+                if init is not None:
+                    arr, r0, _ = self.resident_block(("var", v))
+                    for i, e in enumerate(self.vals(init)):
+                        self.line(f"{arr}[{r0 + i}, lane] = {e}")
+                continue
             if v in self.promoted:
                 names = [f"x{v}_{i}" for i in range(n_leaves(t))]
                 if init is not None:
@@ -845,11 +928,15 @@ class KernelGen:
             seen.add(target)
             tb = self._bmap()[target]
         copies = []
+        res_copies = []
         for phi in tb.phis:
             src = next((phi.operands[i] for i in range(0, len(phi.operands), 2)
                         if phi.operands[i + 1] == from_label), None)
             if src is None:
                 raise SpirvError(f"OpPhi has no value for the edge from %{from_label}", **phi.where())
+            if phi.result in self.resident:
+                res_copies.append((phi.result, src))
+                continue
             if isinstance(self.rtype(phi), Pointer):
                 sp = self.ptrs.get(src)
                 self._phi_ptr(phi, sp)
@@ -858,7 +945,17 @@ class KernelGen:
                 srcs = self.vals(src)
             for n, s in zip(self.phi_names(phi), srcs):
                 copies.append((n, self.tmp("p"), s))
-        # Parallel copy: phis of one block may read each other.
+        # Parallel copy: phis of one block may read each other. A resident matrix phi whose source
+        # is another phi of this block goes through the source's copy made first.
+        phis_here = {phi.result for phi in tb.phis}
+        staged = {}
+        for dst, src in res_copies:
+            if src in phis_here and src in self.resident and src not in staged:
+                staged[src] = ("var", -src)     # a scratch block of the source's shape
+                self.var_types[-src] = Pointer("Function", self.value_type(src))
+                self.resident_copy(staged[src], src)
+        for dst, src in res_copies:
+            self.resident_copy(dst, staged.get(src, src))
         for n, t, s in copies:
             self.line(f"{t} = {s}")
         for n, t, s in copies:
@@ -918,7 +1015,7 @@ class KernelGen:
         were defined; promoted variables are written only if stored since the lane last resumed."""
         ins = b.instrs[0]
         idx = self.collective_index(b)
-        if ins.result is not None:
+        if ins.result is not None and ins.result not in self.resident:
             # The scheduler writes the result to its slots; the resumed lane reloads it.
             self.names[ins.result] = self.item_names(ins.result)
         dirty = self.dirty_in.get(b.label, set())
@@ -1113,9 +1210,13 @@ class KernelGen:
         if self._uniform_operand(vid):
             self.coll_arrays(vid)
             return self._slot_block(self._uniform_names(vid))
+        if vid in self.resident:
+            return self._slot_block(self.resident_names(vid))
         return self._slot_block(self.item_names(vid))
 
     def coll_result_block(self, ins) -> str:
+        if ins.result in self.resident:
+            return self._slot_block(self.resident_names(ins.result))
         names = self.item_names(ins.result)
         self.names[ins.result] = names
         return self._slot_block(names)
@@ -1155,7 +1256,10 @@ class KernelGen:
         t = self.value_type(vid)
         n = n_leaves(t)
         self._operand_rows.append((name, n))
-        if vid in getattr(self, "crossing", ()):
+        if vid in self.resident:
+            arr, r0, _ = self.resident_block(vid)
+            self.line(f"{name}[:, :] = {arr}[{r0}:{r0 + n}]")
+        elif vid in getattr(self, "crossing", ()):
             for j, leaf in enumerate(self.item_names(vid)):
                 self.line(f"{name}[{j}, :] = {self.slot_row(leaf)}")
         else:
@@ -1261,8 +1365,8 @@ class _UsesDefs:
 
     def _item(self, x):
         g = self.g
-        if x in g.promoted:
-            return None
+        if x in g.promoted or x in g.resident:
+            return None           # resident matrices are never spilled: they live in slots
         if x in self.var_of:
             return None
         if g.spec.is_const(x) or x in g.m.defs or x in g.var_types or x in getattr(g, "hoisted", ()):

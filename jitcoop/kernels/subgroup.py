@@ -242,3 +242,11 @@ def ballot(state, wait, x, r0, r1, r2, r3, S):
                 r1[l] = m[1]
                 r2[l] = m[2]
                 r3[l] = m[3]
+
+
+@njit(cache=True, nogil=True)
+def lane_copy(S, dst, src, n, lane):
+    """One lane's part of a value living in slot rows (a cooperative matrix, a tensor layout):
+    n rows from src to dst, column `lane`."""
+    for i in range(n):
+        S[dst + i, lane] = S[src + i, lane]

@@ -78,7 +78,10 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
         lin //= n
     index = np.int64(0)
     for d in range(D):
-        x = sc[d] + lay[OFFSET * D + d]
+        off = lay[OFFSET * D + d] & 0xFFFFFFFF
+        if off >= 0x80000000:                 # the offset's int32 bits
+            off -= 0x100000000
+        x = sc[d] + off
         n = lay[DIM * D + d]
         if x < 0 or x >= n:
             m = mode

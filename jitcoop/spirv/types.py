@@ -104,8 +104,9 @@ class Struct(Type):
 @dataclass(eq=False)
 class TensorLayout(Struct):
     """OpTypeTensorLayoutNV: the addressing state of SPV_NV_tensor_addressing as a struct of
-    32-bit leaves, so that a layout is an ordinary SSA value (copies, phis, variables):
-    blockSize[D], layoutDimension[D], stride[D], offset[D] (signed), span[D], clampValue."""
+    uint32 leaves, so that a layout is an ordinary SSA value (copies, phis, variables):
+    blockSize[D], layoutDimension[D], stride[D], offset[D] (int32 bits), span[D], clampValue.
+    One leaf type throughout lets a layout live in one block of slot rows like a matrix."""
     dims: int = 1
     clamp: int = 0               # Tensor Clamp Mode (a spec constant is fixed by specialization)
 
@@ -126,8 +127,8 @@ class TensorView(Struct):
 
 
 def tensor_layout(dims: int, clamp: int) -> TensorLayout:
-    u32, i32 = Scalar("int", 32, False), Scalar("int", 32, True)
-    parts = [Array(u32, dims), Array(u32, dims), Array(u32, dims), Array(i32, dims), Array(u32, dims)]
+    u32 = Scalar("int", 32, False)
+    parts = [Array(u32, dims) for _ in range(5)]
     return TensorLayout([Member(t) for t in parts] + [Member(u32)], False, dims, clamp)
 
 

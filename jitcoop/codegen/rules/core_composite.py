@@ -59,6 +59,9 @@ def _copy(em, ins):
             em.names[ins.result] = [p.addr]
             em.spill_if_crossing(ins.result)
         return
+    if ins.result in em.resident:
+        em.resident_copy(ins.result, ins.operands[0])
+        return
     em.define(ins, em.vals(ins.operands[0]))
 
 

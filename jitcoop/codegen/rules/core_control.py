@@ -72,6 +72,8 @@ def _unreachable(em, ins):
 
 @rule("OpPhi")
 def _phi(em, ins):
+    if ins.result in em.resident:
+        return            # a matrix living in its slot rows: the edges copy into them
     t = em.rtype(ins)
     if isinstance(t, Pointer) and ins.result not in em.ptrs:
         from ..emitter import Ptr

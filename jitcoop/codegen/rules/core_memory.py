@@ -113,6 +113,13 @@ def _add_index(em, i, stride, terms):
 def _load(em, ins):
     p = em.ptr(ins.operands[0], ins)
     rt = em.rtype(ins)
+    if p.kind == "res":
+        # a matrix variable living in slot rows
+        if ins.result in em.resident:
+            em.resident_copy(ins.result, ("var", p.var))
+        else:
+            em.define(ins, em.resident_leaves(("var", p.var)))
+        return
     if p.kind == "var":
         names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
         if ins.result in em.alias_loads:
@@ -141,6 +148,9 @@ def _load(em, ins):
 @rule("OpStore")
 def _store(em, ins):
     p = em.ptr(ins.operands[0], ins)
+    if p.kind == "res":
+        em.resident_copy(("var", p.var), ins.operands[1])
+        return
     src = em.vals(ins.operands[1])
     if p.kind == "var":
         names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]

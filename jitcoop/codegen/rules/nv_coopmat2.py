@@ -70,8 +70,7 @@ def _create_layout(em, ins):
         raise SpirvError("the Result Type of OpCreateTensorLayoutNV must be a tensor layout", **ins.where())
     D = t.dims
     # blockSize 1; layoutDimension, stride, offset, span and clampValue 0
-    em.define(ins, [f"{U32}(1)"] * D + [f"{U32}(0)"] * (2 * D) + ["np.int32(0)"] * D
-              + [f"{U32}(0)"] * (D + 1))
+    em.define(ins, [f"{U32}(1)"] * D + [f"{U32}(0)"] * (4 * D + 1))
 
 
 @rule("OpTensorLayoutSetDimensionNV")
@@ -85,7 +84,7 @@ def _layout_dimension(em, ins):
     strides = [f"{U32}(1)"] * D
     for i in range(D - 2, -1, -1):
         strides[i] = _u32(em, f"np.uint64({strides[i + 1]}) * np.uint64(tn.cdiv({dims[i + 1]}, {block[i + 1]}))")
-    em.define(ins, block + dims + strides + ["np.int32(0)"] * D + dims + [old[5 * D]])
+    em.define(ins, block + dims + strides + [f"{U32}(0)"] * D + dims + [old[5 * D]])
 
 
 @rule("OpTensorLayoutSetStrideNV")
@@ -112,8 +111,8 @@ def _layout_slice(em, ins):
     D = t.dims
     old = em.vals(ins.operands[0])
     v = _values(em, ins, ins.operands[1:], 2 * D, "offset/span values")
-    # offsets accumulate (signed, 32-bit), spans are replaced
-    offs = [f"np.int32(np.int64({old[3 * D + i]}) + np.int64(np.int32({v[2 * i]})))" for i in range(D)]
+    # offsets accumulate (signed, 32-bit: kept as their uint32 bits), spans are replaced
+    offs = [f"{U32}((np.int64({old[3 * D + i]}) + np.int64({v[2 * i]})) & 0xFFFFFFFF)" for i in range(D)]
     spans = [f"{U32}({v[2 * i + 1]})" for i in range(D)]
     em.define(ins, old[:3 * D] + offs + spans + [old[5 * D]])
 

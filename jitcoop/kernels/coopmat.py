@@ -351,75 +351,177 @@ def mma_i(state, wait, inv, da, db, dc, M, N, K, width, rsigned, saturate):
 
 
 # -- vector multiply-add (the "exact" numerics) ----------------------------------------------------
-# `_mm` is C += A x B on dense row-major matrices of one dtype with the sizes as compile-time
-# constants, written as explicit 512-bit LLVM vectors: blocks of rows x vectors of columns held in
-# registers over the K loop (numba's own loops leave these short fixed-size loops scalar). Every
-# element gets exactly the scalar loop's operations in the scalar loop's order (start at C, add
-# the products for k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts
-# each multiply and add into one FMA, which gives the same result whenever the products are exact
-# (inputs narrower than float64).
+# `_mm` is R = C + A x B with the sizes and operand geometry as compile-time constants, written as
+# explicit 512-bit LLVM vectors: blocks of rows x vectors of columns held in registers over the K
+# loop (numba's own loops leave these short fixed-size loops scalar). Every element gets exactly
+# the scalar loop's operations in the scalar loop's order (start at C, add the products for
+# k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts each multiply and add
+# into one FMA, which gives the same result whenever the products are exact (inputs narrower than
+# float64).
+#
+# Operands are read where they lie: element (i, j) of an operand whose rows have n elements is at
+#     offset + (i // p) * s1 + (i % p) * s0 + j
+# (elements of the array). A dense row-major matrix [instances, rows * cols]: p = 1, s1 = n,
+# offset = instance * rows * cols. A fragment block [length, W] of a striped layout (linear index
+# e * inv + lane) whose rows fit in one fragment row (inv a multiple of n): p = inv // n, s1 = W,
+# s0 = n, offset = the instance's first lane. Loads convert to the compute type (integers sign- or
+# zero-extended as the operand's Signed flag says), the result is converted to R's type on the
+# store (float64 -> float32: the one rounding, to nearest even).
 
-def _literal(t):
-    return isinstance(t, (types.IntegerLiteral, types.BooleanLiteral))
+C_F64, C_F32, C_I64 = 0, 1, 2
+DENSE, STRIPED = 0, 1
 
 
-def _mm_codegen(dt, m, n, kk, fused):
+def operand_geometry(kind, rows, cols, inv, W):
+    """(kind, p, s1, s0) of an operand: DENSE, or STRIPED fragments (needs inv % cols == 0)."""
+    if kind == DENSE:
+        return (DENSE, 1, cols, 0)
+    assert inv % cols == 0
+    return (STRIPED, inv // cols, W, cols)
+
+
+def mm_spec(M, N, K, ctype, fused, ga, gb, gc, gr, sa=False, sb=False, has_c=True) -> str:
+    """The compile-time description `_mm` is specialized on (a string literal)."""
+    v = [M, N, K, ctype, int(fused), *ga, int(sa), *gb, int(sb), *gc, int(has_c), *gr]
+    return " ".join(map(str, v))
+
+
+def _mm_codegen(spec, arg_types):
+    v = list(map(int, spec.split()))
+    m, n, kk, ctype, fused = v[0:5]
+    ga0, sa = v[5:9], v[9]
+    gb0, sb = v[10:14], v[14]
+    gc, has_c = v[15:19], v[19]
+    gr = v[20:24]
+    ct = (types.float64, types.float32, types.int64)[ctype]
+
     def codegen(context, builder, sig, args):
-        is_int = isinstance(dt, types.Integer)
-        et = context.get_value_type(dt)
-        bits = dt.bitwidth
-        VW = max(1, 512 // bits)
+        ga, gb = ga0, gb0
+        is_int = ctype == C_I64
+        et = context.get_value_type(ct)
+        bits = ct.bitwidth
+        VW = 512 // bits
         i64 = ir.IntType(64)
         mod = builder.module
-        pa, pb, pc = (context.make_array(t)(context, builder, v).data
-                      for t, v in zip(sig.args[:3], args[:3]))
+        arrs = [context.make_array(t)(context, builder, x) for t, x in zip(sig.args[:4], args[:4])]
+        ptrs = [x.data for x in arrs]
+        dts = [t.dtype for t in sig.args[:4]]
+        base = context.cast(builder, args[4], sig.args[4], types.int64)
+        q = context.cast(builder, args[5], sig.args[5], types.int64)
 
         def const(x):
             return ir.Constant(i64, x)
 
-        def vty(w):
-            return ir.VectorType(et, w) if w > 1 else et
+        def offset(g, size):
+            return base if g[0] == STRIPED else builder.mul(q, const(size))
 
-        def vload(p, idx, w):
-            q = builder.gep(p, [idx])
-            if w > 1:
-                q = builder.bitcast(q, vty(w).as_pointer())
-            return builder.load(q, align=bits // 8)
+        offs = [offset(ga, m * kk), offset(gb, kk * n), offset(gc, m * n), offset(gr, m * n)]
+        signed = [sa, sb, 1, 1]
 
-        def vstore(v, p, idx, w):
-            q = builder.gep(p, [idx])
+        def rowoff(x, g, i):
+            """Element offset of row i (an i64 value) of operand x."""
+            kind, p, s1, s0 = g
+            if p == 1:
+                o = builder.mul(i, const(s1))
+            else:
+                o = builder.add(builder.mul(builder.udiv(i, const(p)), const(s1)),
+                                builder.mul(builder.urem(i, const(p)), const(s0)))
+            return builder.add(offs[x], o)
+
+        def vty(t, w):
+            return ir.VectorType(t, w) if w > 1 else t
+
+        def convert(val, src, w, sgn):
+            """A loaded value (scalar or vector) of numba type src -> the compute type."""
+            if src == ct:
+                return val
+            to = vty(et, w)
+            if isinstance(src, types.Float):
+                return builder.fpext(val, to) if src.bitwidth < bits else builder.fptrunc(val, to)
+            if is_int:
+                if src.bitwidth == 64:
+                    return val
+                return builder.sext(val, to) if sgn else builder.zext(val, to)
+            return builder.sitofp(val, to) if sgn else builder.uitofp(val, to)
+
+        def vload(x, idx, w):
+            src = dts[x]
+            st = context.get_value_type(src)
+            ptr = builder.gep(ptrs[x], [idx])
             if w > 1:
-                q = builder.bitcast(q, vty(w).as_pointer())
-            builder.store(v, q, align=bits // 8)
+                ptr = builder.bitcast(ptr, vty(st, w).as_pointer())
+            return convert(builder.load(ptr, align=src.bitwidth // 8), src, w, signed[x])
+
+        def vstore(val, idx, w):
+            dst = dts[3]
+            dt = context.get_value_type(dst)
+            if dst != ct:
+                to = vty(dt, w)
+                if isinstance(dst, types.Float) and not is_int:
+                    val = builder.fptrunc(val, to) if dst.bitwidth < bits else builder.fpext(val, to)
+                else:
+                    raise TypeError(f"_mm cannot store {ct} into {dst}")
+            ptr = builder.gep(ptrs[3], [idx])
+            if w > 1:
+                ptr = builder.bitcast(ptr, vty(dt, w).as_pointer())
+            builder.store(val, ptr, align=dst.bitwidth // 8)
+
+        def chunks(cols):
+            return [(j, min(VW, cols - j)) for j in range(0, cols, VW)]
+
+        def densify(x, g, rows, cols):
+            """Copy operand x, converted to the compute type, into a dense row-major stack buffer
+            (conversions once per element, not once per use in the K loop)."""
+            buf = cgutils.alloca_once(builder, et, size=rows * cols)
+            with cgutils.for_range(builder, const(rows)) as loop:
+                i = loop.index
+                src = rowoff(x, g, i)
+                dst = builder.mul(i, const(cols))
+                for j, w in chunks(cols):
+                    val = vload(x, builder.add(src, const(j)), w)
+                    ptr = builder.gep(buf, [builder.add(dst, const(j))])
+                    if w > 1:
+                        ptr = builder.bitcast(ptr, vty(et, w).as_pointer())
+                    builder.store(val, ptr, align=bits // 8)
+            ptrs[x] = buf
+            dts[x] = ct
+            offs[x] = const(0)
+            return (DENSE, 1, cols, 0)
+
+        if dts[0] != ct:
+            ga = densify(0, ga, m, kk)
+        if dts[1] != ct:
+            gb = densify(1, gb, kk, n)
 
         def bcast(x, w):
             if w == 1:
                 return x
-            t = vty(w)
-            v = builder.insert_element(ir.Constant(t, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(t, ir.Undefined),
+            t = vty(et, w)
+            u = builder.insert_element(ir.Constant(t, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(u, ir.Constant(t, ir.Undefined),
                                           ir.Constant(ir.VectorType(ir.IntType(32), w), [0] * w))
 
         def madd(x, y, acc, w):
             if is_int:
                 return builder.add(acc, builder.mul(x, y))
             if fused:
-                t = vty(w)
+                t = vty(et, w)
                 name = f"llvm.fma.{'v%d' % w if w > 1 else ''}{'f64' if bits == 64 else 'f32'}"
                 fn = cgutils.get_or_insert_function(mod, ir.FunctionType(t, [t, t, t]), name)
                 return builder.call(fn, [x, y, acc])
             return builder.fadd(acc, builder.fmul(x, y))
 
         def block(i0, rows, j0, widths):
-            """rows x sum(widths) accumulators from C at (i0, j0), the K loop, back to C."""
-            offs = [sum(widths[:v]) for v in range(len(widths))]
-            cidx = {}
+            """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R."""
+            cols = [sum(widths[:v]) for v in range(len(widths))]
             accs = {}
             for r in range(rows):
-                rowc = builder.add(builder.mul(builder.add(i0, const(r)), const(n)), j0)
+                i = builder.add(i0, const(r))
                 for v, w in enumerate(widths):
-                    cidx[r, v] = builder.add(rowc, const(offs[v]))
-                    accs[r, v] = vload(pc, cidx[r, v], w)
+                    if has_c:
+                        accs[r, v] = vload(2, builder.add(rowoff(2, gc, i), builder.add(j0, const(cols[v]))), w)
+                    else:
+                        accs[r, v] = ir.Constant(vty(et, w), None)
             pre = builder.basic_block
             loop = builder.append_basic_block("mm.k")
             done = builder.append_basic_block("mm.k.end")
@@ -428,15 +530,14 @@ def _mm_codegen(dt, m, n, kk, fused):
             k = builder.phi(i64)
             k.add_incoming(const(0), pre)
             phis = {}
-            for key, v in accs.items():
-                phis[key] = builder.phi(v.type)
-                phis[key].add_incoming(v, pre)
-            rowb = builder.add(builder.mul(k, const(n)), j0)
-            bv = [vload(pb, builder.add(rowb, const(offs[v])), w) for v, w in enumerate(widths)]
+            for key, val in accs.items():
+                phis[key] = builder.phi(val.type)
+                phis[key].add_incoming(val, pre)
+            rb = builder.add(rowoff(1, gb, k), j0)
+            bv = [vload(1, builder.add(rb, const(cols[v])), w) for v, w in enumerate(widths)]
             new = {}
             for r in range(rows):
-                x = builder.load(builder.gep(pa, [builder.add(
-                    builder.mul(builder.add(i0, const(r)), const(kk)), k)]))
+                x = vload(0, builder.add(rowoff(0, ga, builder.add(i0, const(r))), k), 1)
                 for v, w in enumerate(widths):
                     new[r, v] = madd(bcast(x, w), bv[v], phis[r, v], w)
             k1 = builder.add(k, const(1))
@@ -446,12 +547,12 @@ def _mm_codegen(dt, m, n, kk, fused):
                 phis[key].add_incoming(new[key], end)
             builder.cbranch(builder.icmp_signed("<", k1, const(kk)), loop, done)
             builder.position_at_end(done)
-            for key, v in new.items():
-                vstore(v, pc, cidx[key], widths[key[1]])
+            for (r, v), val in new.items():
+                i = builder.add(i0, const(r))
+                vstore(val, builder.add(rowoff(3, gr, i), builder.add(j0, const(cols[v]))), widths[v])
 
         def rows_loop(j0, widths):
-            nv = len(widths)
-            R = max(1, min(m, 24 // nv))
+            R = max(1, min(m, 24 // len(widths)))
             full = (m // R) * R
             if full == R:
                 block(const(0), R, j0, widths)
@@ -479,83 +580,95 @@ def _mm_codegen(dt, m, n, kk, fused):
 
 
 @intrinsic(prefer_literal=True)
-def _mm(typingctx, a, b, c, M, N, K, fused):
-    """c[i*N + j] += sum over k of a[i*K + k] * b[k*N + j] (1-d C-contiguous arrays of one dtype:
-    float64, float32 or int64; integers wrap). M, N, K, fused: compile-time constants."""
-    arrs = (a, b, c)
-    if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C" for x in arrs):
+def _mm(typingctx, a, b, c, r, base, q, spec):
+    """R = C + A x B for one scope instance (see above): a, b, c, r C-contiguous arrays, base the
+    instance's first lane, q its index, spec a string literal (mm_spec)."""
+    if not isinstance(spec, types.StringLiteral):
         return None
-    if not all(_literal(x) for x in (M, N, K, fused)):
+    if not all(isinstance(x, types.Array) and x.layout == "C" for x in (a, b, c, r)):
         return None
-    dt = c.dtype
-    if a.dtype != dt or b.dtype != dt or dt not in (types.float64, types.float32, types.int64):
-        return None
-    return types.none(a, b, c, M, N, K, fused), _mm_codegen(
-        dt, M.literal_value, N.literal_value, K.literal_value, bool(fused.literal_value))
+    return types.none(a, b, c, r, base, q, spec), _mm_codegen(spec.literal_value, (a, b, c, r))
 
 
 @njit(**_opts)
-def muladd_f(state, wait, inv, da, db, dc, M, N, K, mode, fused):
-    """dc = A x B + C for each waiting instance, in place, with the "exact" numerics: exact
-    products, float64 sums (k ascending from C), one rounding to the result type (float32
-    results are rounded where the scatter stores them; the small formats here). M, N, K and
-    fused are specialized on (constants at the call site)."""
-    literally(M)
-    literally(N)
-    literally(K)
-    literally(fused)
+def muladd(state, wait, inv, a, b, c, r, spec):
+    """R = C + A x B for each waiting instance, by `_mm` specialized on spec (a constant at the
+    call site)."""
+    literally(spec)
     W = state.shape[0]
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
-        c = dc[base // inv]
-        _mm(da[base // inv], db[base // inv], c, M, N, K, fused)
-        if mode != F32 and mode != F64:
-            for j in range(M * N):
-                c[j] = round_to(c[j], mode)
+        _mm(a, b, c, r, base, base // inv, spec)
 
 
 @njit(**_opts)
-def muladd_i(state, wait, inv, da, db, dc, dp, M, N, K, width, rsigned, saturate):
-    """The integer MulAdd: dp = A x B (exact: float32 or float64 dense operands where every sum
-    fits their significand, int64 otherwise, wrapping like mma_i), then dc = C + dp, wrapped or
-    saturated exactly as mma_i does."""
-    literally(M)
-    literally(N)
-    literally(K)
+def round_dense(state, wait, inv, dense, mode):
+    """Round each waiting instance's dense float64 result once to the result type."""
     W = state.shape[0]
-    if width >= 64:
-        hi = np.int64(0x7FFFFFFFFFFFFFFF)
-        lo = -hi - 1
-    elif rsigned:
-        hi = (np.int64(1) << (width - 1)) - 1
-        lo = -hi - 1
-    else:
-        hi = (np.int64(1) << width) - 1
-        lo = np.int64(0)
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        d = dense[base // inv]
+        for j in range(d.shape[0]):
+            d[j] = round_to(d[j], mode)
+
+
+@njit(**_opts)
+def _combine(cv, s, width, rsigned, saturate):
+    """C + (A x B) for integers: wrapped (the caller's store truncates), or saturated."""
+    d = cv + s
+    if saturate:
+        if width < 64:
+            if rsigned:
+                hi = (np.int64(1) << (width - 1)) - 1
+                lo = -hi - 1
+            else:
+                hi = (np.int64(1) << width) - 1
+                lo = np.int64(0)
+            d = min(max(d, lo), hi)
+        elif rsigned:
+            if cv > 0 and s > 0 and d < 0:
+                d = np.int64(0x7FFFFFFFFFFFFFFF)
+            elif cv < 0 and s < 0 and d >= 0:
+                d = np.int64(-0x7FFFFFFFFFFFFFFF - 1)
+        elif np.uint64(d) < np.uint64(cv):       # unsigned 64-bit carry out
+            d = np.int64(-1)
+    return d
+
+
+@njit(**_opts)
+def combine_i(state, wait, inv, c, dp, r, width, rsigned, saturate):
+    """Integer MulAdd, second half: R = C + P (P = A x B, exact, in dp [instances, n]) for dense
+    int64 C (already sign- or zero-extended) and R [instances, n]."""
+    W = state.shape[0]
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
         q = base // inv
-        p = dp[q]
-        c = dc[q]
-        p[:] = 0
-        _mm(da[q], db[q], p, M, N, K, True)
-        for j in range(M * N):
-            cv = c[j]
-            s = np.int64(p[j])
-            d = cv + s
-            if saturate:
-                if width < 64:
-                    d = min(max(d, lo), hi)
-                elif rsigned:
-                    if cv > 0 and s > 0 and d < 0:
-                        d = hi
-                    elif cv < 0 and s < 0 and d >= 0:
-                        d = lo
-                elif np.uint64(d) < np.uint64(cv):
-                    d = np.int64(-1)
-            c[j] = d
+        cq = c[q]
+        pq = dp[q]
+        rq = r[q]
+        for j in range(pq.shape[0]):
+            rq[j] = _combine(cq[j], np.int64(pq[j]), width, rsigned, saturate)
+
+
+@njit(**_opts)
+def combine_i_striped(state, wait, inv, c, dp, r, width, csigned, cwidth, rsigned, saturate):
+    """combine_i with C and R as striped fragment blocks [length, W] (R stored with wrapping)."""
+    W = state.shape[0]
+    L = c.shape[0]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        pq = dp[base // inv]
+        for e in range(L):
+            ce = c[e]
+            re = r[e]
+            o = e * inv
+            for l in range(inv):
+                cv = _int_value(ce[base + l], cwidth, csigned)
+                re[base + l] = _combine(cv, np.int64(pq[o + l]), width, rsigned, saturate)
 
 
 # -- memory ---------------------------------------------------------------------------------------

@@ -239,16 +239,25 @@ def _int_bound(t: CoopMat, signed: bool) -> int:
     return 1 << (w - 1) if signed else (1 << w) - 1
 
 
-def _product_dtype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> str:
-    """The dtype integer A x B products are summed in: float32 or float64 where every partial
-    sum is an integer their significand holds exactly (int8: K up to 1024 in float32), int64
-    (wrapping) otherwise."""
+def _product_ctype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> int:
+    """What integer A x B products are summed in: float32 or float64 where every partial sum is
+    an integer their significand holds exactly (int8: K up to 1024 in float32), int64 (wrapping)
+    otherwise."""
     bound = K_ * _int_bound(a, bool(flags & A_SIGNED)) * _int_bound(b, bool(flags & B_SIGNED))
     if bound <= 1 << 24:
-        return "float32"
+        return K.C_F32
     if bound <= 1 << 53:
-        return "float64"
-    return "int64"
+        return K.C_F64
+    return K.C_I64
+
+
+_CTYPE_NAMES = {K.C_F64: "float64", K.C_F32: "float32", K.C_I64: "int64"}
+
+
+def _direct(em, inv, t: CoopMat) -> bool:
+    """Whether MulAdd reads (writes) this operand in its fragments directly: a striped layout
+    without replicas whose rows each lie in one fragment row."""
+    return inv % t.cols == 0 and K.is_striped(t.layout.table, t.rows * t.cols)
 
 
 @collective("OpCooperativeMatrixMulAddKHR")
@@ -260,26 +269,60 @@ def _muladd(em, ins, wait, resume):
     blocks = [em.coll_block(x) for x in o[:3]]
     out = em.coll_result_block(ins)
     M, N, K_ = r.rows, r.cols, a.cols
-    if r.elem.kind == "float":
+    ninst = em.W // inv
+    if r.elem.kind == "float" and numerics(em) == K.NVIDIA:
         da, db, dc = (gather(em, wait, inv, m, blk) for m, blk in zip((a, b, c), blocks))
-        if numerics(em) == K.EXACT:
-            # Products of inputs narrower than float64 are exact: a fused multiply-add rounds
-            # only where the separate add would.
-            fused = a.elem.width < 64 and b.elem.width < 64
-            em.line(f"cm.muladd_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
-                    f"{fmt_of(r.elem)}, {fused})")
+        em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
+                f"{fmt_of(r.elem)}, {numerics(em)})")
+        scatter(em, wait, inv, r, dc, out)
+        em.line(f"sg_resume(state, {wait}, {resume})")
+        return
+    is_float = r.elem.kind == "float"
+    ctype = K.C_F64 if is_float else _product_ctype(a, b, K_, flags)
+    cname = _CTYPE_NAMES[ctype]
+    signs = (bool(flags & A_SIGNED), bool(flags & B_SIGNED))
+
+    def operand(t, blk, signed):
+        # (array, geometry): the fragments themselves, or a dense copy in the compute type
+        if _direct(em, inv, t):
+            return blk, K.operand_geometry(K.STRIPED, t.rows, t.cols, inv, em.W)
+        return (gather(em, wait, inv, t, blk, signed, cname),
+                K.operand_geometry(K.DENSE, t.rows, t.cols, inv, em.W))
+
+    (xa, ga), (xb, gb) = (operand(t, blk, sg) for t, blk, sg in zip((a, b), blocks[:2], signs))
+    if is_float:
+        # Exact products (inputs narrower than float64) make a fused multiply-add round only
+        # where the separate add would. A float32 or float64 result is rounded by the store; the
+        # small formats round a dense float64 result once (round_dense).
+        fused = a.elem.width < 64 and b.elem.width < 64
+        if r.elem.width >= 32 and _direct(em, inv, c) and _direct(em, inv, r) \
+                and same_layout(c, r):
+            g = K.operand_geometry(K.STRIPED, M, N, inv, em.W)
+            spec = K.mm_spec(M, N, K_, ctype, fused, ga, gb, g, g)
+            em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {blocks[2]}, {out}, {spec!r})")
         else:
-            em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
-                    f"{fmt_of(r.elem)}, {numerics(em)})")
+            dc = gather(em, wait, inv, c, blocks[2])
+            g = K.operand_geometry(K.DENSE, M, N, inv, em.W)
+            spec = K.mm_spec(M, N, K_, ctype, fused, ga, gb, g, g)
+            em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {dc}, {dc}, {spec!r})")
+            if r.elem.width < 32:
+                em.line(f"cm.round_dense(state, {wait}, {inv}, {dc}, {fmt_of(r.elem)})")
+            scatter(em, wait, inv, r, dc, out)
     else:
-        pdt = _product_dtype(a, b, K_, flags)
-        da, db = (gather(em, wait, inv, m, blk, bool(flags & bit), pdt)
-                  for m, blk, bit in zip((a, b), blocks[:2], (A_SIGNED, B_SIGNED)))
-        dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
-        dp = em.dense(em.W // inv, M * N, pdt)
-        em.line(f"cm.muladd_i(state, {wait}, {inv}, {da}, {db}, {dc}, {dp}, {M}, {N}, {K_}, "
-                f"{r.elem.width}, {bool(flags & R_SIGNED)}, {bool(flags & SATURATE)})")
-    scatter(em, wait, inv, r, dc, out)
+        # P = A x B exactly (no C), then R = C + P wrapped or saturated.
+        dp = em.dense(ninst, M * N, cname)
+        g = K.operand_geometry(K.DENSE, M, N, inv, em.W)
+        spec = K.mm_spec(M, N, K_, ctype, True, ga, gb, g, g, *signs, has_c=False)
+        em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {dp}, {dp}, {spec!r})")
+        rest = f"{r.elem.width}, {bool(flags & R_SIGNED)}, {bool(flags & SATURATE)}"
+        if _direct(em, inv, c) and _direct(em, inv, r) and same_layout(c, r):
+            em.line(f"cm.combine_i_striped(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
+                    f"{r.elem.width}, {bool(flags & C_SIGNED)}, {c.elem.width}, "
+                    f"{bool(flags & R_SIGNED)}, {bool(flags & SATURATE)})")
+        else:
+            dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
+            em.line(f"cm.combine_i(state, {wait}, {inv}, {dc}, {dp}, {dc}, {rest})")
+            scatter(em, wait, inv, r, dc, out)
     em.line(f"sg_resume(state, {wait}, {resume})")
 
 

@@ -19,7 +19,7 @@ from .spirv.types import describe
 
 @dataclass
 class CheckRow:
-    kind: str              # "type", "muladd" or "coopvec"
+    kind: str              # "type", "muladd", "coopvec", "ext" or "qcom"
     what: str
     offset: int
     problem: str | None
@@ -47,6 +47,9 @@ def check(m: Module, profile: devices.Profile, spec_values: dict | None = None, 
             for ins in b.instrs:
                 if ins.opname == "OpCooperativeMatrixMulAddKHR":
                     rows.append(_muladd_row(m, spec, profile, ins, W))
+    if "CooperativeMatrixConversionQCOM" in m.capabilities:
+        from .codegen.rules.qcom_coopmat import check_rows
+        rows += [CheckRow(*r) for r in check_rows(m, spec, profile, W)]
     for combo in coopvec_uses(m, spec):
         rows.append(CheckRow("coopvec", str(combo), 0,
                              None if coopvec_supported(profile.name, combo) else

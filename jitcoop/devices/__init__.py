@@ -9,6 +9,7 @@ and how each matrix is spread over the invocations (its lane layout, `layouts.py
     lavapipe   Mesa lavapipe 26.1: subgroup 8, 8x8x8, its 8x8-tile layouts
     amd-rdna3  wave32/wave64 WMMA, 16x16x16, A and B replicated across 16-lane groups
     shuffled   the generic profile with a seeded random permutation per matrix type
+    qualcomm   Adreno-like wave64/wave128 for SPV_QCOM_cooperative_matrix_conversion (not measured)
 """
 from __future__ import annotations
 
@@ -129,6 +130,8 @@ class Profile:
             return L.rdna3(u, r, c, inv)
         if kind == "shuffled":
             return L.shuffled(r, c, inv, t.key(), self.seed)
+        if kind == "qualcomm":
+            return L.qualcomm(u, r, c, inv)
         return L.striped(r, c, inv)
 
 
@@ -210,8 +213,26 @@ def _rdna3(subgroup_size):
                    workgroup_scope_max=0, layout_kind="rdna3")
 
 
+def _qualcomm(subgroup_size):
+    """Not measured (no public property dump exists): the sizes and types the
+    SPV_QCOM_cooperative_matrix_conversion rules allow, at the MulAdd shapes of the extension
+    proposal's examples. K is one 256-bit row of A: 8 float32, 16 float16, 32 int8; M and N are
+    16, 32, 64 (and 128 on wave128), at most the subgroup size."""
+    s = _sizes("qualcomm", subgroup_size, 64, (64, 128))
+    dims = [d for d in (16, 32, 64, 128) if d <= s]
+    combos = [("f32", "f32", "f32", "f32", 8), ("f16", "f16", "f16", "f16", 16),
+              ("f16", "f16", "f32", "f32", 16), ("u8", "u8", "u32", "u32", 32)]
+    combos += [(a, b, "s32", "s32", 32) for a in ("s8", "u8") for b in ("s8", "u8")]
+    rows = [CoopMatProps(m, n, k, a, b, c, r, False, 3) for a, b, c, r, k in combos
+            for m in dims for n in dims]
+    return Profile("qualcomm", s, (64, 128), "Qualcomm Adreno-like wave64/wave128 with "
+                   "VK_QCOM_cooperative_matrix_conversion (not measured): M, N 16..subgroup size, "
+                   "K one 256-bit row; row-per-invocation lane layout", coopmat=rows, flexible=[],
+                   workgroup_scope_max=0, layout_kind="qualcomm")
+
+
 PROFILES = {"generic": _generic, "nvidia": _nvidia, "lavapipe": _lavapipe, "amd-rdna3": _rdna3,
-            "shuffled": _shuffled}
+            "shuffled": _shuffled, "qualcomm": _qualcomm}
 
 
 def profile(name: str, subgroup_size=None, **kw) -> Profile:

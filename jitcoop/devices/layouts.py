@@ -155,3 +155,24 @@ def rdna3(use, rows, cols, inv) -> Layout:
     if use == USE_B:
         return _make("rdna3", rows, cols, inv, lambda l, e: (e, l % 16), rows)
     return _make("rdna3", rows, cols, inv, lambda l, e: (e * groups + l // 16, l % 16))
+
+
+# -- Qualcomm (not measured) ----------------------------------------------------------------------
+def qualcomm(use, rows, cols, inv) -> Layout:
+    """Not measured on hardware: the layout SPV_QCOM_cooperative_matrix_conversion suggests. A
+    matrix is `lines` rows (A, accumulator) or columns (B); lane l holds line l % lines, and, when
+    there are fewer lines than lanes, the (l // lines)-th run of `length` consecutive elements of
+    it. A matrix with one line per invocation is then exactly the per-invocation arrays of
+    OpCompositeConstructCoopMatQCOM."""
+    lines, along = (cols, rows) if use == USE_B else (rows, cols)
+    if lines > inv or inv % lines:
+        raise ValueError(f"{lines} {'columns' if use == USE_B else 'rows'} do not divide "
+                         f"{inv} invocations")
+    groups = inv // lines
+    length = -(-along // groups)
+
+    def fn(l, e):
+        line = l % lines
+        pos = ((l // lines) * length + e) % along
+        return (pos, line) if use == USE_B else (line, pos)
+    return _make("qualcomm", rows, cols, inv, fn, length)

@@ -17,6 +17,7 @@ SUPPORTED_CAPABILITIES = {
     "CooperativeVectorNV", "CooperativeVectorTrainingNV", "ReplicatedCompositesEXT",
     "CooperativeMatrixKHR", "BFloat16CooperativeMatrixKHR", "Float8CooperativeMatrixEXT",
     "CooperativeMatrixWorkgroupScopeNV", "CooperativeMatrixFlexibleDimensionsNV",
+    "CooperativeMatrixConversionQCOM",
     # SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix_decode_vector
     # (the newest grammar renames two of them ...EXT; both spellings are accepted)
     "CooperativeMatrixReductionsNV", "CooperativeMatrixReductionsEXT",

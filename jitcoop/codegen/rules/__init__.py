@@ -65,6 +65,7 @@ def load_all():
     from . import khr_coopmat  # noqa: F401
     from . import nv_coopvec  # noqa: F401
     from . import nv_coopmat2  # noqa: F401
+    from . import qcom_coopmat  # noqa: F401
     if not PURE:
         # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers
         # whose metadata the generator tracks where they stand, so they stay in place.

@@ -316,6 +316,8 @@ class Kernel:
         wgid = (wg % grid[0], (wg // grid[0]) % grid[1], wg // (grid[0] * grid[1]))
         lane = int(e[2]) if e[2] >= 0 else None
         msg = site.message
+        if isinstance(msg, dict):            # a site that fails in several ways: err[7] says which
+            msg = msg.get(int(e[7]), "failed")
         if "{" in msg:
             msg = msg.format(d=int(e[3]), e=int(e[4]), f=int(e[5]), g=int(e[6]))
         ins = site.ins

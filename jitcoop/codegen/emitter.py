@@ -342,7 +342,7 @@ class KernelGen:
                 if ins.result is None or not kind(self.spec.type(ins.result_type)):
                     continue
                 op = ins.opname
-                if (op in R.COLLECTIVE or op in ("OpPhi", "OpCopyObject")
+                if (op in R.COLLECTIVE or op in R.RESIDENT_DEFS or op in ("OpPhi", "OpCopyObject")
                         or (op == "OpLoad" and ins.operands[0] in self.resident_vars)):
                     self.resident.add(ins.result)
 
@@ -378,7 +378,11 @@ class KernelGen:
         variables, or a non-resident source's leaves)."""
         arr, d0, n = self.resident_block(dst)
         if not isinstance(src, tuple) and not self.is_resident(src):
-            for i, v in enumerate(self.vals(src)):
+            vals = self.vals(src)
+            if self.spec.is_const(src) and len(set(self.spec.const(src))) == 1:
+                self.line(f"sg_lane_fill({arr}, {d0}, {n}, lane, {vals[0]})")     # a splat
+                return
+            for i, v in enumerate(vals):
                 self.line(f"{arr}[{d0 + i}, lane] = {v}")
             return
         sarr, s0, _ = self.resident_block(src)
@@ -530,6 +534,15 @@ class KernelGen:
         self.sites.append(Site(ins, message, "group"))
         k = len(self.sites)
         return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); {self.fail_return}"
+
+    def fail_lane_cases(self, ins: Instruction, messages: dict, case: str, lane: str, *details: str) -> str:
+        """One failure site with a message per case (the runtime value of `case`): one line of
+        generated code for an instruction that can fail in several ways."""
+        self.sites.append(Site(ins, messages))
+        k = len(self.sites)
+        ds = "".join(f"err[{3 + i}] = np.int64({x}); " for i, x in enumerate(details[:4]))
+        return (f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); {ds}err[7] = np.int64({case}); "
+                f"{self.fail_return}")
 
     def fail_lane(self, ins: Instruction, message: str, lane: str, *details: str) -> str:
         """A failure found by the scheduler that names a lane (an expression there); the message
@@ -1256,15 +1269,17 @@ class KernelGen:
         t = self.value_type(vid)
         n = n_leaves(t)
         self._operand_rows.append((name, n))
+        # helper calls, not slice assignments: each of those is a loop nest numba compiles inline
         if vid in self.resident:
             arr, r0, _ = self.resident_block(vid)
-            self.line(f"{name}[:, :] = {arr}[{r0}:{r0 + n}]")
+            self.line(f"tn.rows_i64({name}, 0, {arr}, {r0}, {n})")
         elif vid in getattr(self, "crossing", ()):
             for j, leaf in enumerate(self.item_names(vid)):
-                self.line(f"{name}[{j}, :] = {self.slot_row(leaf)}")
+                tag, k = self.slot(leaf)
+                self.line(f"tn.rows_i64({name}, {j}, S_{tag}, {k}, 1)")
         else:
             for j, e in enumerate(self.vals(vid)):
-                self.line(f"{name}[{j}, :] = np.int64({e})")
+                self.line(f"tn.fill_i64({name}, {j}, np.int64({e}))")
         return name
 
     def info_array(self) -> str:

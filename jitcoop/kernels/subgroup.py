@@ -250,3 +250,10 @@ def lane_copy(S, dst, src, n, lane):
     n rows from src to dst, column `lane`."""
     for i in range(n):
         S[dst + i, lane] = S[src + i, lane]
+
+
+@njit(cache=True, nogil=True)
+def lane_fill(S, dst, n, lane, v):
+    """One lane's part of a splat: n rows from dst get v."""
+    for i in range(n):
+        S[dst + i, lane] = v

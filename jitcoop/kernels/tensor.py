@@ -177,7 +177,7 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
          fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat):
     """OpCooperativeMatrixLoadTensorNV without a decode function. Returns -1, or the first lane
     of the instance that failed (info[2] = the status, info[3] = the element row * cols + col,
-    info[4] = the byte offset for an out-of-bounds read)."""
+    info[0] and info[1] what `address` says, or the byte offset of an out-of-bounds read)."""
     W = state.shape[0]
     L = tab.shape[1]
     bc = np.zeros(5, np.int64)
@@ -190,7 +190,7 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
         vv = view[:, base]
         if not _aligned(p, lo, hi):
             info[2] = MISALIGNED
-            info[4] = p - lo
+            info[1] = p - lo
             return base
         for k in range(rows * cols):
             r = k // cols
@@ -201,7 +201,7 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                 a = p + idx * esize
                 if not _span_ok(a, esize, lo, hi, ranges):
                     st = OUT_OF_BOUNDS
-                    info[4] = a - lo
+                    info[1] = a - lo
                 else:
                     f, i = _read(a, fmt)
                     dense_f[k] = f
@@ -243,7 +243,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
         vv = view[:, base]
         if not _aligned(p, lo, hi):
             info[2] = MISALIGNED
-            info[4] = p - lo
+            info[1] = p - lo
             return base
         for l in range(inv):
             for e in range(L):
@@ -258,7 +258,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
                 a = p + idx * esize
                 if not _span_ok(a, esize, lo, hi, ranges):
                     st = OUT_OF_BOUNDS
-                    info[4] = a - lo
+                    info[1] = a - lo
                 else:
                     _write(a, fmt, dense_f[k], dense_i[k])
             if st > CLAMPED:
@@ -298,3 +298,103 @@ def check_frame(state, wait, inv, pvp, frame, off, size):
                 if ld_u8(a + i) != ld_u8(b + i):
                     return l
     return -1
+
+
+# -- tensor layout and view instructions ----------------------------------------------------------
+# A layout or view value lives in slot rows (uint32, one row per leaf, a column per lane); each
+# instruction is one call that writes the result's rows for one lane from the operand's rows.
+
+@njit(**_opts)
+def _copy_rows(S, dst, src, n, lane):
+    if dst != src:
+        for i in range(n):
+            S[dst + i, lane] = S[src + i, lane]
+
+
+@njit(**_opts)
+def layout_create(S, dst, lane, D):
+    for i in range(5 * D + 1):
+        S[dst + i, lane] = 1 if i < D else 0
+
+
+@njit(**_opts)
+def layout_set_dimension(S, dst, src, lane, D, dims):
+    """layoutDimension = span = dims, offset 0, packed strides counting blocks (the block sizes
+    set so far), blockSize and clampValue kept."""
+    _copy_rows(S, dst, src, 5 * D + 1, lane)
+    st = np.int64(1)
+    for i in range(D - 1, -1, -1):
+        d = np.int64(dims[i]) & 0xFFFFFFFF
+        S[dst + DIM * D + i, lane] = d
+        S[dst + SPAN * D + i, lane] = d
+        S[dst + OFFSET * D + i, lane] = 0
+        S[dst + STRIDE * D + i, lane] = st & 0xFFFFFFFF
+        st = (st * cdiv(d, S[dst + BLOCK * D + i, lane])) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def layout_set_part(S, dst, src, lane, D, part, vals):
+    """SetStride (part STRIDE) / SetBlockSize (part BLOCK): that part only."""
+    _copy_rows(S, dst, src, 5 * D + 1, lane)
+    for i in range(D):
+        S[dst + part * D + i, lane] = np.int64(vals[i]) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def layout_slice(S, dst, src, lane, D, vals):
+    """offset[i] += vals[2i] (signed, 32-bit), span[i] = vals[2i + 1]."""
+    _copy_rows(S, dst, src, 5 * D + 1, lane)
+    for i in range(D):
+        o = np.int64(S[dst + OFFSET * D + i, lane]) + np.int64(vals[2 * i])
+        S[dst + OFFSET * D + i, lane] = o & 0xFFFFFFFF
+        S[dst + SPAN * D + i, lane] = np.int64(vals[2 * i + 1]) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def layout_set_clamp_value(S, dst, src, lane, D, v):
+    _copy_rows(S, dst, src, 5 * D + 1, lane)
+    S[dst + 5 * D, lane] = np.int64(v) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def view_create(S, dst, lane, D):
+    """dimensions and strides 0; clip: offsets 0, spans 0xFFFFFFFF."""
+    for i in range(2 * D):
+        S[dst + i, lane] = 0
+    S[dst + 2 * D, lane] = 0
+    S[dst + 2 * D + 1, lane] = 0xFFFFFFFF
+    S[dst + 2 * D + 2, lane] = 0
+    S[dst + 2 * D + 3, lane] = 0xFFFFFFFF
+
+
+@njit(**_opts)
+def view_set_dimension(S, dst, src, lane, D, dims):
+    _copy_rows(S, dst, src, 2 * D + 4, lane)
+    st = np.int64(1)
+    for i in range(D - 1, -1, -1):
+        d = np.int64(dims[i]) & 0xFFFFFFFF
+        S[dst + i, lane] = d
+        S[dst + D + i, lane] = st & 0xFFFFFFFF
+        st = (st * d) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def view_set_values(S, dst, src, lane, n, first, vals):
+    """SetStride (rows D..2D-1) / SetClip (rows 2D..2D+3): rows first.. get vals."""
+    _copy_rows(S, dst, src, n, lane)
+    for i in range(len(vals)):
+        S[dst + first + i, lane] = np.int64(vals[i]) & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def rows_i64(dst, j, S, r0, n):
+    """dst[j:j + n, :] = S[r0:r0 + n, :] as int64 (operand rows of a collective)."""
+    for i in range(n):
+        for l in range(S.shape[1]):
+            dst[j + i, l] = np.int64(S[r0 + i, l])
+
+
+@njit(**_opts)
+def fill_i64(dst, j, v):
+    for l in range(dst.shape[1]):
+        dst[j, l] = v

@@ -52,6 +52,8 @@ def callback_operands(em, ins) -> list:
     return fn(em, ins) if fn is not None else []
 
 
+RESIDENT_DEFS: set = set()  # opnames whose results always live in slot rows (KernelGen._find_resident)
+
 REWRITES: list = []         # fn(em, ff, ids): rewrites of the flat function before it is split
 
 

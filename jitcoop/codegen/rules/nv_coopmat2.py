@@ -16,9 +16,8 @@ from ...errors import SpirvError
 from ...kernels import tensor as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector,
                             describe, leaves, size_of)
-from . import CALLBACKS, REWRITES, collective, pure, rule
-from .khr_coopmat import (RELAYOUT, check_scope, check_uniform, fmt_of, gather, insert_relayout,
-                          mat_type, same_layout, scope_size)
+from . import CALLBACKS, RESIDENT_DEFS, collective, rule
+from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, scope_size
 
 U32 = "np.uint32"
 
@@ -57,10 +56,22 @@ def _values(em, ins, ids, n, what):
     return out
 
 
-def _u32(em, expr) -> str:
-    n = em.tmp("tl")
-    em.line(f"{n} = {U32}({expr})")
-    return n
+def _rows(em, ins, operand=None):
+    """(slot array, result's first row, operand's first row) for a layout/view instruction: the
+    value lives in slot rows (see KernelGen._find_resident); an operand that does not (a select
+    of two layouts) is first written into the result's rows."""
+    arr, dst, n = em.resident_block(ins.result)
+    if operand is None:
+        return arr, dst, None
+    if em.is_resident(operand):
+        return arr, dst, em.resident_block(operand)[1]
+    for i, v in enumerate(em.vals(operand)):
+        em.line(f"{arr}[{dst + i}, lane] = {v}")
+    return arr, dst, dst
+
+
+def _tuple(vals) -> str:
+    return "(" + "".join(f"np.int64({v}), " for v in vals) + ")"
 
 
 @rule("OpCreateTensorLayoutNV")
@@ -68,61 +79,43 @@ def _create_layout(em, ins):
     t = em.rtype(ins)
     if not isinstance(t, TensorLayout):
         raise SpirvError("the Result Type of OpCreateTensorLayoutNV must be a tensor layout", **ins.where())
-    D = t.dims
+    arr, dst, _ = _rows(em, ins)
     # blockSize 1; layoutDimension, stride, offset, span and clampValue 0
-    em.define(ins, [f"{U32}(1)"] * D + [f"{U32}(0)"] * (4 * D + 1))
+    em.line(f"tn.layout_create({arr}, {dst}, lane, {t.dims})")
 
 
 @rule("OpTensorLayoutSetDimensionNV")
 def _layout_dimension(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    dims = [_u32(em, v) for v in _values(em, ins, ins.operands[1:], D, "dimensions")]
-    block = old[:D]
-    # span = dimension, offset 0, and packed strides that count blocks of the current block size
-    strides = [f"{U32}(1)"] * D
-    for i in range(D - 2, -1, -1):
-        strides[i] = _u32(em, f"np.uint64({strides[i + 1]}) * np.uint64(tn.cdiv({dims[i + 1]}, {block[i + 1]}))")
-    em.define(ins, block + dims + strides + [f"{U32}(0)"] * D + dims + [old[5 * D]])
+    dims = _values(em, ins, ins.operands[1:], t.dims, "dimensions")
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    em.line(f"tn.layout_set_dimension({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(dims)})")
 
 
-@rule("OpTensorLayoutSetStrideNV")
-def _layout_stride(em, ins):
+@rule("OpTensorLayoutSetStrideNV", "OpTensorLayoutSetBlockSizeNV")
+def _layout_part(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    s = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "strides")]
-    em.define(ins, old[:2 * D] + s + old[3 * D:])
-
-
-@rule("OpTensorLayoutSetBlockSizeNV")
-def _layout_block(em, ins):
-    t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    b = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "block sizes")]
-    em.define(ins, b + old[D:])
+    stride = ins.opname == "OpTensorLayoutSetStrideNV"
+    vals = _values(em, ins, ins.operands[1:], t.dims, "strides" if stride else "block sizes")
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    part = TensorLayout.STRIDE if stride else TensorLayout.BLOCK
+    em.line(f"tn.layout_set_part({arr}, {dst}, {src}, lane, {t.dims}, {part}, {_tuple(vals)})")
 
 
 @rule("OpTensorLayoutSliceNV")
 def _layout_slice(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    v = _values(em, ins, ins.operands[1:], 2 * D, "offset/span values")
-    # offsets accumulate (signed, 32-bit: kept as their uint32 bits), spans are replaced
-    offs = [f"{U32}((np.int64({old[3 * D + i]}) + np.int64({v[2 * i]})) & 0xFFFFFFFF)" for i in range(D)]
-    spans = [f"{U32}({v[2 * i + 1]})" for i in range(D)]
-    em.define(ins, old[:3 * D] + offs + spans + [old[5 * D]])
+    vals = _values(em, ins, ins.operands[1:], 2 * t.dims, "offset/span values")
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    em.line(f"tn.layout_slice({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(vals)})")
 
 
 @rule("OpTensorLayoutSetClampValueNV")
 def _layout_clamp_value(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    old = em.vals(ins.operands[0])
     v = _values(em, ins, ins.operands[1:], 1, "values")
-    em.define(ins, old[:5 * t.dims] + [f"{U32}({v[0]})"])
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    em.line(f"tn.layout_set_clamp_value({arr}, {dst}, {src}, lane, {t.dims}, {v[0]})")
 
 
 @rule("OpCreateTensorViewNV")
@@ -130,44 +123,34 @@ def _create_view(em, ins):
     t = em.rtype(ins)
     if not isinstance(t, TensorView):
         raise SpirvError("the Result Type of OpCreateTensorViewNV must be a tensor view", **ins.where())
-    D = t.dims
-    # dimensions and strides 0; the clip region everything (offsets 0, spans 0xFFFFFFFF)
-    em.define(ins, [f"{U32}(0)"] * (2 * D) + [f"{U32}(0)", f"{U32}(0xFFFFFFFF)"] * 2)
+    arr, dst, _ = _rows(em, ins)
+    em.line(f"tn.view_create({arr}, {dst}, lane, {t.dims})")
 
 
 @rule("OpTensorViewSetDimensionNV")
 def _view_dimension(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    dims = [_u32(em, v) for v in _values(em, ins, ins.operands[1:], D, "dimensions")]
-    strides = [f"{U32}(1)"] * D
-    for i in range(D - 2, -1, -1):
-        strides[i] = _u32(em, f"np.uint64({strides[i + 1]}) * np.uint64({dims[i + 1]})")
-    em.define(ins, dims + strides + old[2 * D:])
+    dims = _values(em, ins, ins.operands[1:], t.dims, "dimensions")
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    em.line(f"tn.view_set_dimension({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(dims)})")
 
 
-@rule("OpTensorViewSetStrideNV")
-def _view_stride(em, ins):
+@rule("OpTensorViewSetStrideNV", "OpTensorViewSetClipNV")
+def _view_values(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    D = t.dims
-    old = em.vals(ins.operands[0])
-    s = [f"{U32}({v})" for v in _values(em, ins, ins.operands[1:], D, "strides")]
-    em.define(ins, old[:D] + s + old[2 * D:])
+    clip = ins.opname == "OpTensorViewSetClipNV"
+    vals = _values(em, ins, ins.operands[1:], 4 if clip else t.dims, "clip values" if clip else "strides")
+    arr, dst, src = _rows(em, ins, ins.operands[0])
+    em.line(f"tn.view_set_values({arr}, {dst}, {src}, lane, {2 * t.dims + 4}, "
+            f"{2 * t.dims if clip else t.dims}, {_tuple(vals)})")
 
 
-@rule("OpTensorViewSetClipNV")
-def _view_clip(em, ins):
-    t = _same_type(em, ins, ins.operands[0])
-    old = em.vals(ins.operands[0])
-    v = [f"{U32}({x})" for x in _values(em, ins, ins.operands[1:], 4, "clip values")]
-    em.define(ins, old[:2 * t.dims] + v)
-
-
-pure("OpCreateTensorLayoutNV", "OpTensorLayoutSetDimensionNV", "OpTensorLayoutSetStrideNV",
-     "OpTensorLayoutSetBlockSizeNV", "OpTensorLayoutSliceNV", "OpTensorLayoutSetClampValueNV",
-     "OpCreateTensorViewNV", "OpTensorViewSetDimensionNV", "OpTensorViewSetStrideNV",
-     "OpTensorViewSetClipNV")
+# Layout and view values always live in slot rows: every instruction above defines one.
+LAYOUT_OPS = ("OpCreateTensorLayoutNV", "OpTensorLayoutSetDimensionNV", "OpTensorLayoutSetStrideNV",
+              "OpTensorLayoutSetBlockSizeNV", "OpTensorLayoutSliceNV", "OpTensorLayoutSetClampValueNV",
+              "OpCreateTensorViewNV", "OpTensorViewSetDimensionNV", "OpTensorViewSetStrideNV",
+              "OpTensorViewSetClipNV")
+RESIDENT_DEFS.update(LAYOUT_OPS)
 
 
 # -- tensor loads and stores ----------------------------------------------------------------------
@@ -258,35 +241,30 @@ class TensorAccess:
 
 
 def _failures(em, ins, acc: TensorAccess, what: str):
-    """The error branches after a tensor kernel returned a failing lane in `bad` (info[2] says
-    what failed; {d}, {e} are the element's row and column)."""
-    cols = acc.t.cols
+    """The failure branch after a tensor kernel returned a failing lane in `bad`: one site whose
+    message depends on info[2] (the status); {d}, {e} are the element's row and column, {f} the
+    dimension (info[0]), {g} the coordinate, size or byte offset (info[1])."""
     at = "element (row {d}, column {e})"
-    cases = [
-        (TN.UNDEF, f"{at} maps to coordinate {{g}} of dimension {{f}}, outside the tensor, and the "
-                   "layout's clamp mode is Undefined", "info[1]"),
-        (TN.ZERO_SPAN, f"the tensor layout's span (or the view's dimension) {{f}} is 0, so {at} has "
-                       "no address: set the dimensions first (OpTensorLayoutSetDimensionNV)", "0"),
-        (TN.ZERO_DIM, f"layoutDimension {{f}} is 0, so {at} cannot be clamped into the tensor", "0"),
-        (TN.ZERO_BLOCK, f"the block size of dimension {{f}} is 0 ({at})", "0"),
-        (TN.BLOCK_STORE, f"block size {{g}} in dimension {{f}} on a tensor store ({at}): block sizes "
-                         "above 1 must not be used with OpCooperativeMatrixStoreTensorNV (writes would race)",
-         "info[1]"),
-        (TN.OUT_OF_BOUNDS, f"{what} of {at} reaches outside {acc.where(em)}: byte offset {{g}}", "info[4]"),
-        (TN.VECTOR_BLOCK, "the vector decode path needs blockSize[LDim-1] to be a multiple of the "
-                          "DecodeVectorFunc's width; it is {g}", "info[1]"),
-        (TN.DECODE_MISMATCH, f"DecodeFunc and DecodeVectorFunc disagree at {at} "
-                             "(decode_vector='check')", "0"),
-        (TN.MISALIGNED, f"the Pointer of a tensor {what} must be 16-byte aligned; it is at byte "
-                        f"offset {{g}} of {acc.where(em)}", "info[4]"),
-    ]
+    cases = {
+        TN.UNDEF: f"{at} maps to coordinate {{g}} of dimension {{f}}, outside the tensor, and the "
+                  "layout's clamp mode is Undefined",
+        TN.ZERO_SPAN: f"the tensor layout's span (or the view's dimension) {{f}} is 0, so {at} has no "
+                      "address: set the dimensions first (OpTensorLayoutSetDimensionNV)",
+        TN.ZERO_DIM: f"layoutDimension {{f}} is 0, so {at} cannot be clamped into the tensor",
+        TN.ZERO_BLOCK: f"the block size of dimension {{f}} is 0 ({at})",
+        TN.BLOCK_STORE: f"block size {{g}} in dimension {{f}} on a tensor store ({at}): block sizes above "
+                        "1 must not be used with OpCooperativeMatrixStoreTensorNV (writes would race)",
+        TN.OUT_OF_BOUNDS: f"{what} of {at} reaches outside {acc.where(em)}: byte offset {{g}}",
+        TN.VECTOR_BLOCK: "the vector decode path needs blockSize[LDim-1] to be a multiple of the "
+                         "DecodeVectorFunc's width; it is {g}",
+        TN.DECODE_MISMATCH: f"DecodeFunc and DecodeVectorFunc disagree at {at} (decode_vector='check')",
+        TN.MISALIGNED: f"the Pointer of a tensor {what} must be 16-byte aligned; it is at byte offset "
+                       f"{{g}} of {acc.where(em)}",
+    }
+    cols = acc.t.cols
     em.line("if bad >= 0:")
-    em.indent += 1
-    for st, msg, g in cases:
-        em.line(f"if info[2] == {st}:")
-        em.line("    " + em.fail_lane(ins, msg, "bad", f"info[3] // {cols}", f"info[3] % {cols}",
-                                      "info[0]", g))
-    em.indent -= 1
+    em.line("    " + em.fail_lane_cases(ins, cases, "info[2]", "bad", f"info[3] // {cols}",
+                                       f"info[3] % {cols}", "info[0]", "info[1]"))
 
 
 @collective("OpCooperativeMatrixLoadTensorNV")
@@ -436,7 +414,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a("        vv = view[:, base]")
     a("        if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:")
     a(f"            info[2] = {TN.MISALIGNED}")
-    a("            info[4] = p - lo")
+    a("            info[1] = p - lo")
     a("            return base")
     if vec is not None:
         VW = vec[1]
@@ -446,7 +424,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
             a(f"            info[2] = {TN.VECTOR_BLOCK}")
             a(f"            info[1] = lv[{D - 1}]")
             a("            return base")
-        a(f"        key[:] = -1")
+        a("        key[:] = -1")
     a(f"        for k in range({t.rows * t.cols}):")
     a(f"            r = k // {t.cols}")
     a(f"            st, idx = tn.address(r, k - r * {t.cols}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "

@@ -1,7 +1,9 @@
 """KHR cooperative matrix benchmarks (issue 3): a subgroup-scope GEMM (64x64 workgroup tiles,
 16x16x16 fp16 x fp16 -> fp32 MulAdds, A staged through shared memory) and its int8 x int8 ->
 int32 twin at 1024^3, each as a ratio to numpy's float32 matmul of the same size in the same
-run; and the cost of one MulAdd in a dependent loop."""
+run; and the cost of one MulAdd in a dependent loop. Issue 4: a workgroup-scope GEMM (one
+128x128 accumulator per workgroup of 256 invocations, K steps of 32, fp16 x fp16 -> fp32, plain
+KHR loads) on the generic and nvidia profiles."""
 import struct
 
 import numpy as np
@@ -18,10 +20,10 @@ def dev():
     return jitcoop.Device()
 
 
-def _gemm(benchmark, dev, report, name, a, b, c, want, label):
+def _gemm(benchmark, dev, report, name, a, b, c, want, label, tile=64):
     k = dev.load(SHADERS / f"gemm_coopmat_{name}.spv").kernel()
     push = struct.pack("<3I", N, N, N)
-    run = lambda: k.dispatch((N // 64, N // 64), {0: a, 1: b, 2: c}, push=push)
+    run = lambda: k.dispatch((N // tile, N // tile), {0: a, 1: b, 2: c}, push=push)
     run()
     want(c)
     benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=0)
@@ -36,18 +38,29 @@ def _gemm(benchmark, dev, report, name, a, b, c, want, label):
            f"GFLOP/s, ratio {t_np / t_jc:.2%}")
 
 
-def test_gemm_f16_f32(benchmark, dev, report):
-    rng = np.random.default_rng(0)
+def _f16_operands(seed):
+    rng = np.random.default_rng(seed)
     a = rng.standard_normal((N, N)).astype(np.float16)
     b = rng.standard_normal((N, N)).astype(np.float16)
-    c = np.zeros((N, N), np.float32)
     exact = a.astype(np.float64) @ b.astype(np.float64)
 
     def want(c):
-        # Each 16-wide K chunk is summed exactly and added to the float32 accumulator with one
+        # Each K chunk is summed exactly and added to the float32 accumulator with one
         # rounding: the result is within a few float32 ulps of the exact product.
         np.testing.assert_allclose(c, exact, rtol=0, atol=1e-4 * np.abs(exact).max())
+    return a, b, np.zeros((N, N), np.float32), want
+
+
+def test_gemm_f16_f32(benchmark, dev, report):
+    a, b, c, want = _f16_operands(0)
     _gemm(benchmark, dev, report, "f16", a, b, c, want, "KHR GEMM fp16 x fp16 -> fp32")
+
+
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_gemm_wg_f16_f32(benchmark, report, profile):
+    a, b, c, want = _f16_operands(2)
+    _gemm(benchmark, jitcoop.Device(profile), report, "wg", a, b, c, want,
+          f"workgroup-scope GEMM 128x128x32 fp16 x fp16 -> fp32 ({profile})", tile=128)
 
 
 def test_gemm_s8_s32(benchmark, dev, report):

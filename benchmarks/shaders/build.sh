@@ -9,3 +9,5 @@ $G -V --target-env vulkan1.3 -S comp -DATYPE=int8_t -DACC=int32_t -DKSTEP=32 gem
 $O -O /tmp/gs8.spv -o gemm_coopmat_s8.spv
 $G -V --target-env vulkan1.3 muladd_loop.comp -o /tmp/ml.spv
 $O -O /tmp/ml.spv -o muladd_loop.spv
+$G -V --target-env vulkan1.3 gemm_coopmat_wg.comp -o /tmp/gwg.spv
+$O -O /tmp/gwg.spv -o gemm_coopmat_wg.spv

@@ -1,0 +1,221 @@
+"""SPV_NV_cooperative_matrix2 shaders in the style of production ones, against numpy references
+written from the seed: a 4-bit block-quantized GEMM (decode function, workgroup scope, transposing
+view, Constant clamping for ragged edges), the same with per-block scales staged in shared memory,
+flash attention (row max / row sum reductions, per-element exponentials, a -inf clamp value for
+masking), and the non-memory instructions one by one (reduce modes, per-element op with operands,
+transpose, use conversion). Also: profiling counters and a callback's Private variables."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jitcoop
+from jitcoop.cli import main as cli_main
+
+SH = Path(__file__).parent / "shaders" / "coopmat2_apps"
+
+_kernels: dict = {}
+
+
+def kernel(name, profile="generic", **options):
+    key = (name, profile, tuple(sorted(options.items())))
+    if key not in _kernels:
+        _kernels[key] = jitcoop.Device(profile).load(SH / f"{name}.spv").kernel(**options)
+    return _kernels[key]
+
+
+# -- 4-bit block-quantized GEMM ---------------------------------------------------------------------
+
+def q4_inputs(M, N, K, seed=0):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((M, K)) * 0.5).astype(np.float16)
+    nb = K // 32
+    q = rng.integers(0, 256, (N, nb, 16), dtype=np.uint8)
+    d = (rng.random((N, nb)) * 0.1 + 0.01).astype(np.float16)
+    blk = np.zeros((N, nb), dtype=[("d", "<f2"), ("qs", "u1", 16)])
+    blk["d"] = d
+    blk["qs"] = q
+    return a, blk, d
+
+
+def q4_dequant(blk):
+    """Q4_0 as the shader's comment defines it: element i < 16 of a block is the low nibble of
+    byte i, element i >= 16 the high nibble of byte i - 16; value (q - 8) * d in float16."""
+    q, d = blk["qs"], blk["d"]
+    vals = np.concatenate([(q & 15), (q >> 4)], axis=2).astype(np.float16) - np.float16(8)
+    return (vals * d[:, :, None]).astype(np.float16).reshape(q.shape[0], -1)
+
+
+def exact_gemm(a, b_t, kstep=32):
+    """numerics="exact": each MulAdd adds the exact sum of its K products to C in float64 and
+    rounds once to float32."""
+    acc = np.zeros((a.shape[0], b_t.shape[0]), np.float32)
+    for k0 in range(0, a.shape[1], kstep):
+        part = a[:, k0:k0 + kstep].astype(np.float64) @ b_t[:, k0:k0 + kstep].astype(np.float64).T
+        acc = (acc.astype(np.float64) + part).astype(np.float32)
+    return acc
+
+
+@pytest.mark.parametrize("variant", ["q4_gemm", "q4_gemm_shared"])
+def test_q4_gemm_exact(variant):
+    M, N, K = 200, 160, 128               # ragged: the edge tiles rely on Constant clamping
+    a, blk, d = q4_inputs(M, N, K)
+    out = np.full((M, N), 7.0, np.float32)
+    kernel(variant).dispatch((2, 2, 1), {0: a, 1: blk, 2: out, 3: d},
+                             push=np.array([M, N, K], np.uint32))
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+
+
+@pytest.mark.slow
+def test_q4_gemm_nvidia_profile_same_answer():
+    M, N, K = 128, 256, 64
+    a, blk, d = q4_inputs(M, N, K, seed=3)
+    out = np.zeros((M, N), np.float32)
+    kernel("q4_gemm", "nvidia").dispatch((1, 2, 1), {0: a, 1: blk, 2: out, 3: d},
+                                         push=np.array([M, N, K], np.uint32))
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+
+
+def test_q4_gemm_unoptimized_and_spirv_opt_agree():
+    # q4_gemm_O.spv is q4_gemm.spv through `spirv-opt -O` (which keeps the matrix and layout
+    # variables: spirv-opt does not promote them)
+    M, N, K = 128, 128, 64
+    a, blk, d = q4_inputs(M, N, K, seed=5)
+    out = np.zeros((M, N), np.float32)
+    kernel("q4_gemm_O").dispatch((1, 1, 1), {0: a, 1: blk, 2: out, 3: d},
+                                 push=np.array([M, N, K], np.uint32))
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+
+
+def test_q4_gemm_profile_counts_decode_calls():
+    M, N, K = 128, 128, 64
+    a, blk, d = q4_inputs(M, N, K, seed=1)
+    out = np.zeros((M, N), np.float32)
+    rep = kernel("q4_gemm").dispatch((1, 1, 1), {0: a, 1: blk, 2: out, 3: d},
+                                     push=np.array([M, N, K], np.uint32), profile=True)
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    prof = rep.profile
+    [dec] = [r for r in prof.callbacks if r["role"] == "DecodeFunc"]
+    # every element of B (K x N) decoded once, each call reading the 2-byte scale and one byte
+    assert dec["function"] == "dequant"
+    assert dec["calls"] == dec["elements"] == K * N
+    assert dec["bytes_read"] == 3 * K * N
+    loads = [r for r in prof.instructions if r["opname"] == "OpCooperativeMatrixLoadTensorNV"]
+    assert sorted(r["elements"] for r in loads) == [M * K, K * N]      # A: 128x64, B: 64x128
+    assert all(r["runs"] == K // 32 for r in loads)
+    muladd = [r for r in prof.instructions if r["opname"] == "OpCooperativeMatrixMulAddKHR"]
+    assert muladd[0]["instances"] == K // 32
+    text = str(prof)
+    assert "dequant" in text and "DecodeFunc / scalar" in text
+
+
+# -- flash attention ---------------------------------------------------------------------------------
+
+def attention_ref(q, k, v, mask, scale):
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale + mask.astype(np.float64)
+    s -= s.max(1, keepdims=True)
+    p = np.exp(s)
+    return (p @ v.astype(np.float64)) / p.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("use_mask", [1, 0])
+def test_flash_attention(use_mask):
+    Nq, N, D = 70, 100, 64                # ragged in both: clamped loads, -inf past N, dropped stores
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((n, D)).astype(np.float16) for n in (Nq, N, N))
+    mask = np.where(rng.random((Nq, N)) < 0.2, -np.inf,
+                    rng.standard_normal((Nq, N)) * 0.5).astype(np.float16)
+    if not use_mask:
+        mask[:] = 0
+    scale = 0.125
+    out = np.zeros((Nq, D), np.float32)
+    push = np.array([Nq, N, np.float32(scale).view(np.uint32), use_mask], np.uint32)
+    kernel("flash_attn").dispatch(((Nq + 31) // 32, 1, 1), {0: q, 1: k, 2: v, 3: mask, 4: out}, push=push)
+    ref = attention_ref(q, k, v, mask, scale)
+    # P is rounded to float16 before P x V: relative error about 2**-11 per term
+    np.testing.assert_allclose(out, ref, rtol=0, atol=2e-3 * np.abs(ref).max())
+
+
+# -- reduce, per-element, transpose, use conversion ------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["generic", "shuffled"])
+def test_non_memory_instructions(profile):
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((16, 16)).astype(np.float32)
+    o = np.zeros(1600, np.float32)
+    hits = np.zeros(16, np.uint32)
+    kernel("ops", profile).dispatch((1, 1, 1), {0: A.ravel().copy(), 1: o, 2: hits})
+    rowmax = np.repeat(A.max(1)[:, None], 16, 1)
+    colsum = np.zeros(16, np.float32)
+    for r in range(16):                                   # float32 adds, row by row
+        colsum = (colsum + A[r]).astype(np.float32)
+    total = np.float32(0)
+    for i, x in enumerate(A.ravel()):                     # row-major order
+        total = x if i == 0 else np.float32(total + x)
+    quad = np.zeros((8, 8), np.float32)
+    for i in range(8):                                    # the seed's order: (2r,2c) (2r+1,2c) (2r,2c+1) (2r+1,2c+1)
+        for j in range(8):
+            s = A[2 * i, 2 * j]
+            for x in (A[2 * i + 1, 2 * j], A[2 * i, 2 * j + 1], A[2 * i + 1, 2 * j + 1]):
+                s = np.float32(s + x)
+            quad[i, j] = s
+    rr, cc = np.mgrid[0:16, 0:16]
+    pe = ((A * np.float32(3)).astype(np.float32) + rowmax).astype(np.float32) + (rr * 100 + cc).astype(np.float32)
+    np.testing.assert_array_equal(o[:256].reshape(16, 16), rowmax)
+    np.testing.assert_array_equal(o[256:512].reshape(16, 16), np.repeat(colsum[None], 16, 0))
+    np.testing.assert_array_equal(o[512:768], np.full(256, total, np.float32))
+    np.testing.assert_array_equal(o[768:832].reshape(8, 8), quad)
+    np.testing.assert_array_equal(o[832:1088].reshape(16, 16), pe)
+    np.testing.assert_array_equal(hits, np.full(16, 16, np.uint32))      # one call per element
+    np.testing.assert_array_equal(o[1088:1344].reshape(16, 16), A.T)
+    np.testing.assert_array_equal(o[1344:1600].reshape(16, 16), A)
+
+
+# -- callbacks and Private variables -----------------------------------------------------------------
+
+def decode_ref(q, sc, mul):
+    ref = np.zeros((16, 16), np.float32)
+    for r in range(16):
+        for c in range(16):
+            idx, ci = r * 2 + c // 8, c % 8                      # block (1 x 8), 4 bytes each
+            x = q[idx * 4 + (ci >> 1)]
+            nib = x & 15 if ci % 2 == 0 else x >> 4
+            ref[r, c] = (np.float32(nib) - 8) * sc[idx] * np.float32(mul)
+    return ref
+
+
+def test_decode_reads_private_variable_and_buffer():
+    rng = np.random.default_rng(1)
+    q = rng.integers(0, 256, 128, dtype=np.uint8)
+    sc = rng.random(32).astype(np.float32)
+    o = np.zeros(256, np.float32)
+    rep = kernel("decode_private").dispatch((1, 1, 1), {0: q, 1: o, 2: sc}, profile=True)
+    np.testing.assert_array_equal(o.reshape(16, 16), decode_ref(q, sc, 2.0))
+    [row] = rep.profile.callbacks
+    # per element: one byte of nibbles, a float scale, the float Private variable
+    assert (row["calls"], row["elements"], row["bytes_read"]) == (256, 256, 256 * 9)
+
+
+def test_nonuniform_private_variable_read_by_callback_is_an_error():
+    q = np.zeros(128, np.uint8)
+    o = np.full(256, 5.0, np.float32)
+    with pytest.raises(jitcoop.ExecutionError, match="scale_mul.*lane 5") as e:
+        kernel("decode_private_bad").dispatch((1, 1, 1), {0: q, 1: o, 2: np.ones(32, np.float32)})
+    assert "OpCooperativeMatrixLoadTensorNV" in str(e.value) and e.value.lane == 5
+    assert (o == 5.0).all()                               # the user's buffer is untouched
+
+
+def test_cli_profile_compare(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "q.npy", rng.integers(0, 256, 128, dtype=np.uint8))
+    np.save(tmp_path / "o.npy", np.zeros(256, np.float32))
+    np.save(tmp_path / "s.npy", rng.random(32).astype(np.float32))
+    spv = str(SH / "decode_private.spv")
+    args = ["profile", spv, "--grid", "2", "--buffer", f"0={tmp_path / 'q.npy'}",
+            "--buffer", f"1={tmp_path / 'o.npy'}", "--buffer", f"2={tmp_path / 's.npy'}"]
+    assert cli_main(args + ["--compare", spv]) == 0
+    out = capsys.readouterr().out
+    assert "DecodeFunc / scalar" in out and "B/A" in out and "dec " in out
+    assert (np.load(tmp_path / "o.npy") == 0).all()      # profile writes nothing back

@@ -222,7 +222,7 @@ def test_qualcomm_profile_refuses_other_subgroup_sizes():
         jitcoop.Device("qualcomm", subgroup_size=32)
 
 
-def test_qualcomm_profile_refuses_workgroup_scope_and_odd_sizes():
+def test_qualcomm_profile_refuses_types_outside_its_table():
     e = _spirv_error(asm(["%r = OpCompositeConstructCoopMatQCOM %m_f16_64x8_A %u_a_f16_8"]))
     assert "qualcomm" in str(e) and "64 x 8 f16 A" in str(e)
 

@@ -219,3 +219,37 @@ def test_cli_profile_compare(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "DecodeFunc / scalar" in out and "B/A" in out and "dec " in out
     assert (np.load(tmp_path / "o.npy") == 0).all()      # profile writes nothing back
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["vector", "check"])
+def test_q4_gemm_vector_decode(mode):
+    # DecodeVectorFunc of 8 float16 per call; "check" also runs DecodeFunc and compares
+    M, N, K = 128, 128, 64
+    a, blk, d = q4_inputs(M, N, K, seed=2)
+    out = np.zeros((M, N), np.float32)
+    rep = kernel("q4_gemm_vec", decode_vector=mode).dispatch(
+        (1, 1, 1), {0: a, 1: blk, 2: out, 3: d}, push=np.array([M, N, K], np.uint32), profile=True)
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    vec = [r for r in rep.profile.callbacks if r["role"] == "DecodeVectorFunc"]
+    assert vec[0]["elements"] == K * N and vec[0]["calls"] == K * N // 8
+
+
+# -- MUL_MAT_ID: gathered rows, scattered results ------------------------------------------------------
+
+def test_mul_mat_id_gather_and_scatter():
+    T, N, K, E = 70, 50, 48, 3
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((T, K)).astype(np.float16)
+    b = rng.standard_normal((E, N, K)).astype(np.float16)
+    route = rng.integers(0, E, T)
+    ids = np.zeros((E, T), np.uint32)
+    counts = np.zeros(E, np.uint32)
+    for t in range(T):
+        ids[route[t], counts[route[t]]] = t
+        counts[route[t]] += 1
+    d = np.full((T, N), -1.0, np.float32)
+    kernel("mul_mat_id").dispatch(((T + 31) // 32, (N + 31) // 32, E), {0: a, 1: b, 2: ids, 3: counts, 4: d},
+                                  push=np.array([T, N, K], np.uint32))
+    ref = np.stack([exact_gemm(a[t:t + 1], b[route[t]], kstep=16)[0] for t in range(T)])
+    np.testing.assert_array_equal(d, ref)

@@ -4,13 +4,18 @@
 // and 16 bytes of nibbles: element i of a block is low nibble of byte i for i < 16, the high nibble
 // of byte i - 16 above, value (q - 8) * d). Workgroup-scope matrices, BM x BN tiles, K step BK.
 // SHARED_SCALES: the scales come from a separate buffer, staged per K step in shared memory
-// before a barrier, and the decode function reads them there.
+// before a barrier, and the decode function reads them there. DECODE_VEC: a DecodeVectorFunc
+// decodes 8 consecutive elements of a block per call as well.
 #extension GL_KHR_cooperative_matrix : enable
 #extension GL_NV_cooperative_matrix2 : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_EXT_shader_explicit_arithmetic_types : enable
 #extension GL_EXT_buffer_reference : enable
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef DECODE_VEC
+#extension GL_NV_cooperative_matrix_decode_vector : enable
+#extension GL_EXT_long_vector : enable
+#endif
 
 layout(local_size_x = 256) in;
 layout(constant_id = 1) const uint BM = 128;
@@ -48,6 +53,22 @@ float16_t dequant(const in decodeBufQ4_0 bl, const in uint blockCoords[2], const
 }
 #endif
 
+#ifdef DECODE_VEC
+vector<float16_t, 8> dequant8(const in decodeBufQ4_0 bl, const in uint blockCoords[2], const in uint coordInBlock[2]) {
+    const float16_t d = bl.block.d;
+    const uint idx = coordInBlock[1];           // a multiple of 8: 8 low or 8 high nibbles
+    vector<float16_t, 8> r;
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint b = uint(bl.block.qs[(idx + i) & 15]);
+        r[i] = (float16_t(idx < 16 ? (b & 15) : (b >> 4)) - float16_t(8)) * d;
+    }
+    return r;
+}
+#define DECODE dequant, dequant8
+#else
+#define DECODE dequant
+#endif
+
 void main() {
     const uint ir = gl_WorkGroupID.x;
     const uint ic = gl_WorkGroupID.y;
@@ -81,7 +102,7 @@ void main() {
         coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a;
         coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> b;
         coopMatLoadTensorNV(a, data_a, 0, sliceTensorLayoutNV(tA, ir * BM, BM, k, BK));
-        coopMatLoadTensorNV(b, data_b, 0, sliceTensorLayoutNV(tB, ic * BN, BN, k, BK), transposed, dequant);
+        coopMatLoadTensorNV(b, data_b, 0, sliceTensorLayoutNV(tB, ic * BN, BN, k, BK), transposed, DECODE);
         sum = coopMatMulAdd(a, b, sum);
     }
     coopMatStoreTensorNV(sum, data_d, 0, sliceTensorLayoutNV(tD, ir * BM, BM, ic * BN, BN));

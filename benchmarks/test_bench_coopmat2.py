@@ -28,9 +28,10 @@ def q4():
 
 
 def numpy_q4_gemm(a32, blk):
-    q, d = blk["qs"], blk["d"].astype(np.float32)
-    vals = np.concatenate([(q & 15), (q >> 4)], axis=2).astype(np.float32) - 8.0
-    w = (vals * d[:, :, None]).reshape(N, K)
+    """The same dequantization as the shader ((q - 8) * d in float16), then a float32 matmul."""
+    q, d = blk["qs"], blk["d"]
+    vals = np.concatenate([(q & 15), (q >> 4)], axis=2).astype(np.float16) - np.float16(8)
+    w = (vals * d[:, :, None]).astype(np.float32).reshape(N, K)
     return a32 @ w.T
 
 

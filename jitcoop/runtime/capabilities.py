@@ -24,5 +24,5 @@ SUPPORTED_CAPABILITIES = {
     "CooperativeMatrixConversionsNV", "CooperativeMatrixConversionsEXT",
     "CooperativeMatrixPerElementOperationsNV", "CooperativeMatrixPerElementOperationsEXT",
     "CooperativeMatrixTensorAddressingNV", "CooperativeMatrixBlockLoadsNV", "TensorAddressingNV",
-    "CooperativeMatrixDecodeVectorNV",
+    "CooperativeMatrixDecodeVectorNV", "LongVectorEXT",
 }

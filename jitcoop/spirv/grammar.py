@@ -58,7 +58,9 @@ class OperandKind:
 
 # Entries newer than the packaged grammar (see shared/spec/opcodes.md).
 _OVERLAY_ENUMERANTS = {
-    "Capability": [Enumerant("CooperativeMatrixDecodeVectorNV", 5447)],
+    "Capability": [Enumerant("CooperativeMatrixDecodeVectorNV", 5447),
+                   # SPV_EXT_long_vector: glslang declares it for vector<T, 8> (an 8-wide DecodeVectorFunc)
+                   Enumerant("LongVectorEXT", 5425)],
     "TensorAddressingOperands": [
         Enumerant("DecodeVectorFunc", 0x4, (OperandSpec("IdRef"),))],
 }

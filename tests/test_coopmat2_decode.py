@@ -309,8 +309,6 @@ def test_decode_vector_option_is_validated():
             decode_vector="sometimes")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: OpCapability LongVectorEXT (5425) refused, so an "
-                   "8-component DecodeVectorFunc from glslang (GL_EXT_long_vector) cannot load")
 def test_decode_vector_long_vector_capability():
     """V = 8 needs an 8-component vector, which Vulkan GLSL/SPIR-V spell with GL_EXT_long_vector /
     the LongVectorEXT capability (glslang's own coopmat2_decode_vector test does the same)."""

@@ -315,6 +315,7 @@ def _store_tensor(em, ins, wait, resume):
 # -- decode functions -----------------------------------------------------------------------------
 
 DECODE_VECTOR_MODES = ("auto", "scalar", "vector", "check")
+VCACHE = 1024          # V-groups a vector-decoded load remembers (a power of two)
 
 
 def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
@@ -404,8 +405,10 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a("    bc = np.zeros(5, np.int64)")
     a("    cib = np.zeros(5, np.int64)")
     if vec is not None:
-        a(f"    key = np.full({2 * D + 1}, -1, np.int64)")
-        a(f"    got = np.zeros({vec[1]}, np.{'float64' if is_float else 'int64'})")
+        # V-groups decoded so far, direct mapped by a hash of their key: elements of one group
+        # are not adjacent in row-major order when a view transposes the load
+        a(f"    key = np.full(({VCACHE}, {2 * D + 1}), -1, np.int64)")
+        a(f"    got = np.zeros(({VCACHE}, {vec[1]}), np.{'float64' if is_float else 'int64'})")
     a("    for base in range(0, W, inv):")
     a("        if state[base] != wait:")
     a("            continue")
@@ -424,7 +427,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
             a(f"            info[2] = {TN.VECTOR_BLOCK}")
             a(f"            info[1] = lv[{D - 1}]")
             a("            return base")
-        a("        key[:] = -1")
+        a("        key[:, 0] = -1")
     a(f"        for k in range({t.rows * t.cols}):")
     a(f"            r = k // {t.cols}")
     a(f"            st, idx = tn.address(r, k - r * {t.cols}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
@@ -460,19 +463,21 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         fnv, VW, vsize = vec
         a("                if use_vec:")
         a(f"                    v0 = cib[{D - 1}] - cib[{D - 1}] % {VW}")
-        a("                    if key[0] != idx or key[1] != v0" + "".join(
-            f" or key[{2 + d}] != bc[{d}]" for d in range(D)) + "".join(
-            f" or key[{2 + D + d}] != cib[{d}]" for d in range(D - 1)) + ":")
+        a("                    h = (idx * 40503 + v0 * 131" + "".join(f" + bc[{d}] * {7919 + 2 * d}" for d in range(D))
+          + "".join(f" + cib[{d}] * {104729 + 2 * d}" for d in range(D - 1)) + f") & {VCACHE - 1}")
+        a("                    if key[h, 0] != idx or key[h, 1] != v0" + "".join(
+            f" or key[h, {2 + d}] != bc[{d}]" for d in range(D)) + "".join(
+            f" or key[h, {2 + D + d}] != cib[{d}]" for d in range(D - 1)) + ":")
         call(" " * 24, "vr", f"{fnv}({args(f'p + idx * {vsize}', 'v0')})", 1)
         for j in range(VW):
-            a(f"                        got[{j}] = {cast}(vr[{j}])")
-        a("                        key[0] = idx")
-        a("                        key[1] = v0")
+            a(f"                        got[h, {j}] = {cast}(vr[{j}])")
+        a("                        key[h, 0] = idx")
+        a("                        key[h, 1] = v0")
         for d in range(D):
-            a(f"                        key[{2 + d}] = bc[{d}]")
+            a(f"                        key[h, {2 + d}] = bc[{d}]")
         for d in range(D - 1):
-            a(f"                        key[{2 + D + d}] = cib[{d}]")
-        a(f"                    {dst}[k] = got[cib[{D - 1}] - v0]")
+            a(f"                        key[h, {2 + D + d}] = cib[{d}]")
+        a(f"                    {dst}[k] = got[h, cib[{D - 1}] - v0]")
         produced(" " * 20, 1)
         if mode == "check":
             call(" " * 20, "s", scalar_call, 0)

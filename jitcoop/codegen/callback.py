@@ -128,8 +128,11 @@ class CallbackGen(KernelGen):
         out = []
         for i, (pid, t) in enumerate(zip(self.params, self.param_types)):
             if isinstance(t, Pointer):
-                names = [f"a{i}"]
-                self.ptrs[pid] = Ptr("mem", t.pointee, t.storage, addr=f"a{i}", root=None)
+                # A decode function's block pointer comes with the buffer it points into
+                # (start, size): its accesses are checked against that buffer, not searched
+                # for in the table of every range.
+                names = [f"a{i}", f"a{i}_lo", f"a{i}_n"]
+                self.ptrs[pid] = Ptr("mem", t.pointee, t.storage, addr=f"a{i}", root=(f"a{i}_lo", f"a{i}_n"))
                 if t.storage != "PhysicalStorageBuffer":
                     raise SpirvError(f"parameter {i} of the {self.role} is a pointer in {t.storage} "
                                      "memory; only PhysicalStorageBuffer pointers can be passed",

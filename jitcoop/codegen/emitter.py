@@ -625,6 +625,8 @@ class KernelGen:
             return f"workgroup variable '{self.m.name_of(int(base[2:]))}'"
         if base.startswith("fv"):
             return f"variable '{self.m.name_of(int(base[2:]))}'"
+        if base.startswith("a") and base.endswith("_lo"):
+            return "the buffer the tensor load's Pointer points into"
         return "its object"
 
     def load_leaf(self, s, addr: str) -> str:

@@ -398,3 +398,19 @@ def rows_i64(dst, j, S, r0, n):
 def fill_i64(dst, j, v):
     for l in range(dst.shape[1]):
         dst[j, l] = v
+
+
+@njit(**_opts)
+def range_of(tab, p):
+    """(start, size) of the row of the sorted range table holding address p, or (0, 0)."""
+    lo = 0
+    hi = tab.shape[0] - 1
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if tab[mid, 0] <= p:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if hi < 0 or p >= tab[hi, 1]:
+        return np.int64(0), np.int64(0)
+    return tab[hi, 0], tab[hi, 1] - tab[hi, 0]

@@ -392,7 +392,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     def args(ptr, last):
         bc = ", ".join(f"{ints[0]}(bc[{d}])" for d in range(D))
         ci = ", ".join(f"{ints[1]}({'cib[%d]' % d if d < D - 1 else last})" for d in range(D))
-        return f"{ptr}, {bc}, {ci}, {_ctx()}, base"
+        return f"{ptr}, plo, pn, {bc}, {ci}, {_ctx()}, base"
 
     from ...runtime.cache import JIT_OPTIONS
     L = []
@@ -415,6 +415,11 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a("        p = addr[base]")
     a("        lv = lay[:, base]")
     a("        vv = view[:, base]")
+    a("        if hi > lo:")
+    a("            plo = lo")
+    a("            pn = hi - lo")
+    a("        else:")
+    a("            plo, pn = tn.range_of(ranges, p)")
     a("        if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:")
     a(f"            info[2] = {TN.MISALIGNED}")
     a("            info[1] = p - lo")

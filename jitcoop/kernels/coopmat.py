@@ -351,76 +351,98 @@ def mma_i(state, wait, inv, da, db, dc, M, N, K, width, rsigned, saturate):
 
 
 # -- vector multiply-add (the "exact" numerics) ----------------------------------------------------
-# `_mm` is R = C + A x B with the sizes and operand geometry as compile-time constants, written as
-# explicit 512-bit LLVM vectors: blocks of rows x vectors of columns held in registers over the K
-# loop (numba's own loops leave these short fixed-size loops scalar). Every element gets exactly
-# the scalar loop's operations in the scalar loop's order (start at C, add the products for
-# k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts each multiply and add
-# into one FMA, which gives the same result whenever the products are exact (inputs narrower than
-# float64).
+# `_mm` is R = C + A x B for one scope instance with the sizes and operand placement as
+# compile-time constants, written as explicit 512-bit LLVM vectors: blocks of rows x vectors of
+# columns held in registers over the K loop (numba's own loops leave these short fixed-size loops
+# scalar). Every element gets exactly the scalar loop's operations in the scalar loop's order
+# (start at C, add the products for k = 0, 1, ...), so results do not depend on the blocking;
+# `fused` contracts each multiply and add into one FMA, which gives the same result whenever the
+# products are exact (inputs narrower than float64).
 #
-# Operands are read where they lie: element (i, j) of an operand whose rows have n elements is at
-#     offset + (i // p) * s1 + (i % p) * s0 + j
-# (elements of the array). A dense row-major matrix [instances, rows * cols]: p = 1, s1 = n,
-# offset = instance * rows * cols. A fragment block [length, W] of a striped layout (linear index
-# e * inv + lane) whose rows fit in one fragment row (inv a multiple of n): p = inv // n, s1 = W,
-# s0 = n, offset = the instance's first lane. Loads convert to the compute type (integers sign- or
-# zero-extended as the operand's Signed flag says), the result is converted to R's type on the
-# store (float64 -> float32: the one rounding, to nearest even).
+# Where an operand lies (its Operand: kind, p, s1, s0, signed, table offset, work offset):
+#   DENSE    a row-major matrix [instances, rows * cols]: element (i, j) at q * rows * cols +
+#            i * cols + j (p = 1, s1 = cols).
+#   STRIPED  a fragment block [length, W] of a striped layout (linear index e * inv + lane) whose
+#            rows each lie in one fragment row: element (i, j) at base + (i // p) * s1 +
+#            (i % p) * s0 + j with p = inv // cols, s1 = W, s0 = cols.
+#   TABLE    a fragment block of any layout, through int32 tables in `tabs` from the table
+#            offset: read operands have one flat offset (e * W + lane, from base) per element,
+#            the copy read_table chooses; the result has `p` (fragment offset, element) pairs,
+#            every (e, lane) of the layout (write_table), stored after the product is done.
+#   NONE     C only: no C (R = A x B).
+# Operands that are not DENSE/STRIPED in the compute type are first copied, converted, into
+# `work` (from the work offset) as dense matrices: conversions happen once per element. Loads
+# convert to the compute type (integers sign- or zero-extended as the operand's Signed flag says),
+# the result is converted to R's type on the store (float64 -> float32: the one rounding, to
+# nearest even).
 
 C_F64, C_F32, C_I64 = 0, 1, 2
-DENSE, STRIPED = 0, 1
+DENSE, STRIPED, TABLE, NONE = 0, 1, 2, 3
 
 
-def operand_geometry(kind, rows, cols, inv, W):
-    """(kind, p, s1, s0) of an operand: DENSE, or STRIPED fragments (needs inv % cols == 0)."""
+def read_table(tab, W) -> np.ndarray:
+    """int32 [rows * cols]: the flat fragment offset e * W + lane each element is read from (the
+    copy of the highest invocation holding it, as `source_table`)."""
+    src = source_table(tab)
+    return (src[0].astype(np.int64) * W + src[1]).astype(np.int32)
+
+
+def write_table(tab, W) -> np.ndarray:
+    """int32 [2, length * inv]: (flat fragment offset e * W + lane, element) for every position
+    of the layout, e-major (consecutive lanes are consecutive addresses)."""
+    inv, L = tab.shape
+    e, l = np.meshgrid(np.arange(L), np.arange(inv), indexing="ij")
+    return np.stack([(e * W + l).ravel(), tab.T.ravel()]).astype(np.int32)
+
+
+def operand(kind, rows, cols, inv=0, W=0, signed=False, toff=0, woff=0, count=0):
+    """The placement tuple of one operand (see above)."""
     if kind == DENSE:
-        return (DENSE, 1, cols, 0)
-    assert inv % cols == 0
-    return (STRIPED, inv // cols, W, cols)
+        return (DENSE, 1, cols, 0, int(signed), 0, woff)
+    if kind == STRIPED:
+        assert inv % cols == 0
+        return (STRIPED, inv // cols, W, cols, int(signed), 0, woff)
+    if kind == TABLE:
+        return (TABLE, count, 0, 0, int(signed), toff, woff)
+    return (NONE, 0, 0, 0, 0, 0, 0)
 
 
-def mm_spec(M, N, K, ctype, fused, ga, gb, gc, gr, sa=False, sb=False, has_c=True) -> str:
+def mm_spec(M, N, K, ctype, fused, a, b, c, r) -> str:
     """The compile-time description `_mm` is specialized on (a string literal)."""
-    v = [M, N, K, ctype, int(fused), *ga, int(sa), *gb, int(sb), *gc, int(has_c), *gr]
-    return " ".join(map(str, v))
+    return " ".join(map(str, [M, N, K, ctype, int(fused), *a, *b, *c, *r]))
 
 
-def _mm_codegen(spec, arg_types):
+def _mm_codegen(spec):
     v = list(map(int, spec.split()))
     m, n, kk, ctype, fused = v[0:5]
-    ga0, sa = v[5:9], v[9]
-    gb0, sb = v[10:14], v[14]
-    gc, has_c = v[15:19], v[19]
-    gr = v[20:24]
+    ops0 = [v[5 + 7 * x:12 + 7 * x] for x in range(4)]
     ct = (types.float64, types.float32, types.int64)[ctype]
+    shapes = [(m, kk), (kk, n), (m, n), (m, n)]
 
     def codegen(context, builder, sig, args):
-        ga, gb = ga0, gb0
+        ops = [list(o) for o in ops0]
         is_int = ctype == C_I64
         et = context.get_value_type(ct)
         bits = ct.bitwidth
         VW = 512 // bits
         i64 = ir.IntType(64)
         mod = builder.module
-        arrs = [context.make_array(t)(context, builder, x) for t, x in zip(sig.args[:4], args[:4])]
-        ptrs = [x.data for x in arrs]
+        arrs = [context.make_array(t)(context, builder, x) for t, x in zip(sig.args[:6], args[:6])]
+        ptrs = [x.data for x in arrs[:4]]
         dts = [t.dtype for t in sig.args[:4]]
-        base = context.cast(builder, args[4], sig.args[4], types.int64)
-        q = context.cast(builder, args[5], sig.args[5], types.int64)
+        tabs, work = arrs[4].data, arrs[5].data
+        base = context.cast(builder, args[6], sig.args[6], types.int64)
+        q = context.cast(builder, args[7], sig.args[7], types.int64)
 
         def const(x):
             return ir.Constant(i64, x)
 
-        def offset(g, size):
-            return base if g[0] == STRIPED else builder.mul(q, const(size))
+        offs = [base if o[0] in (STRIPED, TABLE) else builder.mul(q, const(rr * cc))
+                for o, (rr, cc) in zip(ops, shapes)]
 
-        offs = [offset(ga, m * kk), offset(gb, kk * n), offset(gc, m * n), offset(gr, m * n)]
-        signed = [sa, sb, 1, 1]
-
-        def rowoff(x, g, i):
-            """Element offset of row i (an i64 value) of operand x."""
-            kind, p, s1, s0 = g
+        def rowoff(x, i):
+            """Element offset of row i (an i64 value) of a DENSE or STRIPED operand x."""
+            kind, p, s1, s0 = ops[x][:4]
             if p == 1:
                 o = builder.mul(i, const(s1))
             else:
@@ -444,54 +466,74 @@ def _mm_codegen(spec, arg_types):
                 return builder.sext(val, to) if sgn else builder.zext(val, to)
             return builder.sitofp(val, to) if sgn else builder.uitofp(val, to)
 
-        def vload(x, idx, w):
+        def load(x, idx, w):
             src = dts[x]
-            st = context.get_value_type(src)
             ptr = builder.gep(ptrs[x], [idx])
             if w > 1:
-                ptr = builder.bitcast(ptr, vty(st, w).as_pointer())
-            return convert(builder.load(ptr, align=src.bitwidth // 8), src, w, signed[x])
+                ptr = builder.bitcast(ptr, vty(context.get_value_type(src), w).as_pointer())
+            return convert(builder.load(ptr, align=src.bitwidth // 8), src, w, ops[x][4])
 
-        def vstore(val, idx, w):
+        def store_ct(ptr, idx, val, w):
+            """Store compute-type values into a compute-type buffer."""
+            ptr = builder.gep(ptr, [idx])
+            if w > 1:
+                ptr = builder.bitcast(ptr, vty(et, w).as_pointer())
+            builder.store(val, ptr, align=bits // 8)
+
+        def store_r(idx, val, w):
             dst = dts[3]
-            dt = context.get_value_type(dst)
             if dst != ct:
-                to = vty(dt, w)
-                if isinstance(dst, types.Float) and not is_int:
-                    val = builder.fptrunc(val, to) if dst.bitwidth < bits else builder.fpext(val, to)
-                else:
+                to = vty(context.get_value_type(dst), w)
+                if not isinstance(dst, types.Float) or is_int:
                     raise TypeError(f"_mm cannot store {ct} into {dst}")
+                val = builder.fptrunc(val, to) if dst.bitwidth < bits else builder.fpext(val, to)
             ptr = builder.gep(ptrs[3], [idx])
             if w > 1:
-                ptr = builder.bitcast(ptr, vty(dt, w).as_pointer())
+                ptr = builder.bitcast(ptr, val.type.as_pointer())
             builder.store(val, ptr, align=dst.bitwidth // 8)
+
+        def tab_at(i):
+            return builder.sext(builder.load(builder.gep(tabs, [i]), align=4), i64)
 
         def chunks(cols):
             return [(j, min(VW, cols - j)) for j in range(0, cols, VW)]
 
-        def densify(x, g, rows, cols):
-            """Copy operand x, converted to the compute type, into a dense row-major stack buffer
-            (conversions once per element, not once per use in the K loop)."""
-            buf = cgutils.alloca_once(builder, et, size=rows * cols)
-            with cgutils.for_range(builder, const(rows)) as loop:
-                i = loop.index
-                src = rowoff(x, g, i)
-                dst = builder.mul(i, const(cols))
-                for j, w in chunks(cols):
-                    val = vload(x, builder.add(src, const(j)), w)
-                    ptr = builder.gep(buf, [builder.add(dst, const(j))])
-                    if w > 1:
-                        ptr = builder.bitcast(ptr, vty(et, w).as_pointer())
-                    builder.store(val, ptr, align=bits // 8)
+        def to_work(x):
+            """Operand x becomes a DENSE matrix in the compute type in `work`."""
+            rows, cols = shapes[x]
+            kind, toff, woff = ops[x][0], ops[x][5], ops[x][6]
+            buf = builder.gep(work, [const(woff)])
+            if kind == TABLE:
+                with cgutils.for_range(builder, const(rows * cols)) as loop:
+                    k = loop.index
+                    val = load(x, builder.add(base, tab_at(builder.add(k, const(toff)))), 1)
+                    store_ct(buf, k, val, 1)
+            else:
+                with cgutils.for_range(builder, const(rows)) as loop:
+                    i = loop.index
+                    src = rowoff(x, i)
+                    dst = builder.mul(i, const(cols))
+                    for j, w in chunks(cols):
+                        store_ct(buf, builder.add(dst, const(j)), load(x, builder.add(src, const(j)), w), w)
             ptrs[x] = buf
             dts[x] = ct
             offs[x] = const(0)
-            return (DENSE, 1, cols, 0)
+            ops[x][:4] = [DENSE, 1, cols, 0]
 
-        if dts[0] != ct:
-            ga = densify(0, ga, m, kk)
-        if dts[1] != ct:
-            gb = densify(1, gb, kk, n)
+        for x in (0, 1):
+            if ops[x][0] == TABLE or dts[x] != ct:
+                to_work(x)
+        if ops[2][0] == TABLE:
+            to_work(2)
+        scatter_r = None
+        if ops[3][0] == TABLE:
+            # the product goes to work (in place over C's copy when C was a table too), then to
+            # every position of R's layout
+            scatter_r = (ops[3][1], ops[3][5], ptrs[3], dts[3])
+            ptrs[3] = builder.gep(work, [const(ops[3][6])])
+            dts[3] = ct
+            offs[3] = const(0)
+            ops[3][:4] = [DENSE, 1, n, 0]
 
         def bcast(x, w):
             if w == 1:
@@ -511,6 +553,8 @@ def _mm_codegen(spec, arg_types):
                 return builder.call(fn, [x, y, acc])
             return builder.fadd(acc, builder.fmul(x, y))
 
+        has_c = ops[2][0] != NONE
+
         def block(i0, rows, j0, widths):
             """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R."""
             cols = [sum(widths[:v]) for v in range(len(widths))]
@@ -519,7 +563,7 @@ def _mm_codegen(spec, arg_types):
                 i = builder.add(i0, const(r))
                 for v, w in enumerate(widths):
                     if has_c:
-                        accs[r, v] = vload(2, builder.add(rowoff(2, gc, i), builder.add(j0, const(cols[v]))), w)
+                        accs[r, v] = load(2, builder.add(rowoff(2, i), builder.add(j0, const(cols[v]))), w)
                     else:
                         accs[r, v] = ir.Constant(vty(et, w), None)
             pre = builder.basic_block
@@ -533,11 +577,11 @@ def _mm_codegen(spec, arg_types):
             for key, val in accs.items():
                 phis[key] = builder.phi(val.type)
                 phis[key].add_incoming(val, pre)
-            rb = builder.add(rowoff(1, gb, k), j0)
-            bv = [vload(1, builder.add(rb, const(cols[v])), w) for v, w in enumerate(widths)]
+            rb = builder.add(rowoff(1, k), j0)
+            bv = [load(1, builder.add(rb, const(cols[v])), w) for v, w in enumerate(widths)]
             new = {}
             for r in range(rows):
-                x = vload(0, builder.add(rowoff(0, ga, builder.add(i0, const(r))), k), 1)
+                x = load(0, builder.add(rowoff(0, builder.add(i0, const(r))), k), 1)
                 for v, w in enumerate(widths):
                     new[r, v] = madd(bcast(x, w), bv[v], phis[r, v], w)
             k1 = builder.add(k, const(1))
@@ -549,7 +593,7 @@ def _mm_codegen(spec, arg_types):
             builder.position_at_end(done)
             for (r, v), val in new.items():
                 i = builder.add(i0, const(r))
-                vstore(val, builder.add(rowoff(3, gr, i), builder.add(j0, const(cols[v]))), widths[v])
+                store_r(builder.add(rowoff(3, i), builder.add(j0, const(cols[v]))), val, widths[v])
 
         def rows_loop(j0, widths):
             R = max(1, min(m, 24 // len(widths)))
@@ -575,23 +619,35 @@ def _mm_codegen(spec, arg_types):
         rest = [VW] * (nfull - nblk * V) + ([n % VW] if n % VW else [])
         if rest:
             rows_loop(const(nblk * V * VW), rest)
+
+        if scatter_r is not None:
+            count, toff, rptr, rdt = scatter_r
+            buf = ptrs[3]
+            ptrs[3], dts[3] = rptr, rdt
+            with cgutils.for_range(builder, const(count)) as loop:
+                x = loop.index
+                pos = builder.add(base, tab_at(builder.add(x, const(toff))))
+                val = builder.load(builder.gep(buf, [tab_at(builder.add(x, const(toff + count)))]),
+                                   align=bits // 8)
+                store_r(pos, val, 1)
         return context.get_dummy_value()
     return codegen
 
 
 @intrinsic(prefer_literal=True)
-def _mm(typingctx, a, b, c, r, base, q, spec):
-    """R = C + A x B for one scope instance (see above): a, b, c, r C-contiguous arrays, base the
+def _mm(typingctx, a, b, c, r, tabs, work, base, q, spec):
+    """R = C + A x B for one scope instance (see above): a, b, c, r C-contiguous arrays (fragment
+    blocks or dense matrices), tabs int32 tables, work scratch of the compute type, base the
     instance's first lane, q its index, spec a string literal (mm_spec)."""
     if not isinstance(spec, types.StringLiteral):
         return None
-    if not all(isinstance(x, types.Array) and x.layout == "C" for x in (a, b, c, r)):
+    if not all(isinstance(x, types.Array) and x.layout == "C" for x in (a, b, c, r, tabs, work)):
         return None
-    return types.none(a, b, c, r, base, q, spec), _mm_codegen(spec.literal_value, (a, b, c, r))
+    return types.none(a, b, c, r, tabs, work, base, q, spec), _mm_codegen(spec.literal_value)
 
 
 @njit(**_opts)
-def muladd(state, wait, inv, a, b, c, r, spec):
+def muladd(state, wait, inv, a, b, c, r, tabs, work, spec):
     """R = C + A x B for each waiting instance, by `_mm` specialized on spec (a constant at the
     call site)."""
     literally(spec)
@@ -599,7 +655,7 @@ def muladd(state, wait, inv, a, b, c, r, spec):
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
-        _mm(a, b, c, r, base, base // inv, spec)
+        _mm(a, b, c, r, tabs, work, base, base // inv, spec)
 
 
 @njit(**_opts)
@@ -669,6 +725,24 @@ def combine_i_striped(state, wait, inv, c, dp, r, width, csigned, cwidth, rsigne
             for l in range(inv):
                 cv = _int_value(ce[base + l], cwidth, csigned)
                 re[base + l] = _combine(cv, np.int64(pq[o + l]), width, rsigned, saturate)
+
+
+@njit(**_opts)
+def combine_i_tab(state, wait, inv, c, dp, r, tab, width, csigned, cwidth, rsigned, saturate):
+    """combine_i with C and R fragment blocks [length, W] of one layout `tab`: each position
+    (e, lane) combines its own copy of C with the element it holds."""
+    W = state.shape[0]
+    L = tab.shape[1]
+    for base in range(0, W, inv):
+        if state[base] != wait:
+            continue
+        pq = dp[base // inv]
+        for e in range(L):
+            ce = c[e]
+            re = r[e]
+            for l in range(inv):
+                cv = _int_value(ce[base + l], cwidth, csigned)
+                re[base + l] = _combine(cv, np.int64(pq[tab[l, e]]), width, rsigned, saturate)
 
 
 # -- memory ---------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ over every scope instance waiting there, after checking the whole instance is.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...devices import type_name
 from ...errors import SpirvError
 from ...kernels import coopmat as K
@@ -260,6 +262,63 @@ def _direct(em, inv, t: CoopMat) -> bool:
     return inv % t.cols == 0 and K.is_striped(t.layout.table, t.rows * t.cols)
 
 
+def _const_table(em, name, arr) -> str:
+    """A module constant holding an int32 array (through the generator's layout tables)."""
+    from ...devices.layouts import Layout
+    arr = np.asarray(arr, np.int32).reshape(1, -1)
+    return em.table(Layout(name, 1, arr.shape[1], 1, arr))
+
+
+class _Placement:
+    """Where each MulAdd operand is read or written (kernels.coopmat.operand tuples), the int32
+    tables the TABLE operands use, and the size of the work area (dense converted copies)."""
+
+    def __init__(self, em, inv, cname):
+        self.em, self.inv, self.cname = em, inv, cname
+        self.tabs = []
+        self.ntab = 0
+        self.work = 0
+
+    def _region(self, n):
+        off = self.work
+        self.work += n
+        return off
+
+    def _table(self, arr):
+        off = self.ntab
+        self.tabs.append(arr.ravel())
+        self.ntab += arr.size
+        return off
+
+    def read(self, t: CoopMat, signed=False):
+        """A, B or C: in place when striped (copied to work when its type is not the compute
+        type), else through its read table into work."""
+        from ..emitter import nb_type
+        em, n = self.em, t.rows * t.cols
+        if _direct(em, self.inv, t):
+            woff = self._region(n) if nb_type(t.elem)[3:] != self.cname else 0
+            return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W, signed, woff=woff)
+        toff = self._table(K.read_table(t.layout.table, em.W))
+        return K.operand(K.TABLE, t.rows, t.cols, signed=signed, toff=toff, woff=self._region(n))
+
+    def write(self, t: CoopMat, c_op):
+        """The result: in place when striped, else through work (C's copy, when C has one) and
+        its write table."""
+        em = self.em
+        if _direct(em, self.inv, t):
+            return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W)
+        wt = K.write_table(t.layout.table, em.W)
+        woff = c_op[6] if c_op[0] == K.TABLE else self._region(t.rows * t.cols)
+        return K.operand(K.TABLE, t.rows, t.cols, toff=self._table(wt), woff=woff,
+                         count=wt.shape[1])
+
+    def arrays(self):
+        """(tables constant, work array) names for the kernel call."""
+        em = self.em
+        tabs = np.concatenate(self.tabs) if self.tabs else np.zeros(1, np.int32)
+        return (_const_table(em, "muladd", tabs), em.dense(1, max(1, self.work), self.cname))
+
+
 @collective("OpCooperativeMatrixMulAddKHR")
 def _muladd(em, ins, wait, resume):
     a, b, c, r, flags = muladd_types(em, ins)
@@ -280,48 +339,47 @@ def _muladd(em, ins, wait, resume):
     is_float = r.elem.kind == "float"
     ctype = K.C_F64 if is_float else _product_ctype(a, b, K_, flags)
     cname = _CTYPE_NAMES[ctype]
-    signs = (bool(flags & A_SIGNED), bool(flags & B_SIGNED))
-
-    def operand(t, blk, signed):
-        # (array, geometry): the fragments themselves, or a dense copy in the compute type
-        if _direct(em, inv, t):
-            return blk, K.operand_geometry(K.STRIPED, t.rows, t.cols, inv, em.W)
-        return (gather(em, wait, inv, t, blk, signed, cname),
-                K.operand_geometry(K.DENSE, t.rows, t.cols, inv, em.W))
-
-    (xa, ga), (xb, gb) = (operand(t, blk, sg) for t, blk, sg in zip((a, b), blocks[:2], signs))
+    pl = _Placement(em, inv, cname)
+    pa = pl.read(a, bool(flags & A_SIGNED))
+    pb = pl.read(b, bool(flags & B_SIGNED))
     if is_float:
         # Exact products (inputs narrower than float64) make a fused multiply-add round only
-        # where the separate add would. A float32 or float64 result is rounded by the store; the
-        # small formats round a dense float64 result once (round_dense).
+        # where the separate add would. A float32 or float64 result is rounded by its store; the
+        # small formats round a dense float64 result once (round_dense), then scatter it.
         fused = a.elem.width < 64 and b.elem.width < 64
-        if r.elem.width >= 32 and _direct(em, inv, c) and _direct(em, inv, r) \
-                and same_layout(c, r):
-            g = K.operand_geometry(K.STRIPED, M, N, inv, em.W)
-            spec = K.mm_spec(M, N, K_, ctype, fused, ga, gb, g, g)
-            em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {blocks[2]}, {out}, {spec!r})")
+        pc = pl.read(c)
+        if r.elem.width >= 32:
+            pr = pl.write(r, pc)
+            rarr = out
         else:
-            dc = gather(em, wait, inv, c, blocks[2])
-            g = K.operand_geometry(K.DENSE, M, N, inv, em.W)
-            spec = K.mm_spec(M, N, K_, ctype, fused, ga, gb, g, g)
-            em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {dc}, {dc}, {spec!r})")
-            if r.elem.width < 32:
-                em.line(f"cm.round_dense(state, {wait}, {inv}, {dc}, {fmt_of(r.elem)})")
-            scatter(em, wait, inv, r, dc, out)
+            rarr = em.dense(ninst, M * N, cname)
+            pr = K.operand(K.DENSE, M, N)
+        tabs, work = pl.arrays()
+        spec = K.mm_spec(M, N, K_, ctype, fused, pa, pb, pc, pr)
+        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {blocks[2]}, {rarr}, "
+                f"{tabs}, {work}, {spec!r})")
+        if r.elem.width < 32:
+            em.line(f"cm.round_dense(state, {wait}, {inv}, {rarr}, {fmt_of(r.elem)})")
+            scatter(em, wait, inv, r, rarr, out)
     else:
         # P = A x B exactly (no C), then R = C + P wrapped or saturated.
         dp = em.dense(ninst, M * N, cname)
-        g = K.operand_geometry(K.DENSE, M, N, inv, em.W)
-        spec = K.mm_spec(M, N, K_, ctype, True, ga, gb, g, g, *signs, has_c=False)
-        em.line(f"cm.muladd(state, {wait}, {inv}, {xa}, {xb}, {dp}, {dp}, {spec!r})")
-        rest = f"{r.elem.width}, {bool(flags & R_SIGNED)}, {bool(flags & SATURATE)}"
-        if _direct(em, inv, c) and _direct(em, inv, r) and same_layout(c, r):
+        tabs, work = pl.arrays()
+        spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, K.operand(K.NONE, M, N),
+                         K.operand(K.DENSE, M, N))
+        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {dp}, {dp}, "
+                f"{tabs}, {work}, {spec!r})")
+        sat = f"{bool(flags & R_SIGNED)}, {bool(flags & SATURATE)}"
+        cw = f"{bool(flags & C_SIGNED)}, {c.elem.width}"
+        if same_layout(c, r) and _direct(em, inv, r):
             em.line(f"cm.combine_i_striped(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
-                    f"{r.elem.width}, {bool(flags & C_SIGNED)}, {c.elem.width}, "
-                    f"{bool(flags & R_SIGNED)}, {bool(flags & SATURATE)})")
+                    f"{r.elem.width}, {cw}, {sat})")
+        elif same_layout(c, r):
+            em.line(f"cm.combine_i_tab(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
+                    f"{em.table(r.layout)}, {r.elem.width}, {cw}, {sat})")
         else:
             dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
-            em.line(f"cm.combine_i(state, {wait}, {inv}, {dc}, {dp}, {dc}, {rest})")
+            em.line(f"cm.combine_i(state, {wait}, {inv}, {dc}, {dp}, {dc}, {r.elem.width}, {sat})")
             scatter(em, wait, inv, r, dc, out)
     em.line(f"sg_resume(state, {wait}, {resume})")
 

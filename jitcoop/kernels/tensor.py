@@ -31,9 +31,18 @@ BLOCK, DIM, STRIDE, OFFSET, SPAN = range(5)
 
 
 @njit(**_opts)
+def _udivmod(a, n):
+    """a // n and a % n for 0 <= a, n < 2**32 (the spec's uint32 arithmetic): 32-bit division is
+    several times faster than 64-bit."""
+    q = np.int64(np.uint32(a) // np.uint32(n))
+    return q, a - q * n
+
+
+@njit(**_opts)
 def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, info):
     """(status, index) of matrix element (r, c): the element index (in units of the component,
-    or of the decode function's block) and, in bc/cib, blockCoord and coordInBlock."""
+    or of the decode function's block) and, in bc/cib, blockCoord and coordInBlock. bc and cib
+    have 10 entries: the last 5 of bc are scratch (no allocation per element)."""
     if V > 0:
         ro = view[2 * V]
         rs = view[2 * V + 1]
@@ -46,7 +55,7 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
         c -= co
         width = min(np.int64(cols), cs)
         lin = r * width + c
-        vc = np.zeros(5, np.int64)
+        vc = bc[5:]
         for d in range(V - 1, -1, -1):
             i = perm[d]
             n = view[i] if has_dims else lay[SPAN * D + i]
@@ -54,8 +63,7 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
                 info[0] = i
                 info[1] = 0
                 return ZERO_SPAN, np.int64(0)
-            vc[i] = lin % n
-            lin //= n
+            lin, vc[i] = _udivmod(lin, n)
         lin = np.int64(0)
         st = np.int64(1)
         for d in range(V - 1, -1, -1):
@@ -66,16 +74,15 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
                 st *= lay[SPAN * D + d]
         lin &= 0xFFFFFFFF
     else:
-        lin = np.int64(r) * cols + c
-    sc = np.zeros(5, np.int64)
+        lin = (np.int64(r) * cols + c) & 0xFFFFFFFF
+    sc = cib[5:]
     for d in range(D - 1, -1, -1):
         n = lay[SPAN * D + d]
         if n == 0:
             info[0] = d
             info[1] = 0
             return ZERO_SPAN, np.int64(0)
-        sc[d] = lin % n
-        lin //= n
+        lin, sc[d] = _udivmod(lin, n)
     index = np.int64(0)
     for d in range(D):
         off = lay[OFFSET * D + d] & 0xFFFFFFFF
@@ -119,8 +126,11 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
             info[0] = d
             info[1] = b
             return BLOCK_STORE, np.int64(0)
-        cib[d] = x % b
-        bc[d] = x // b
+        if b == 1:
+            cib[d] = 0
+            bc[d] = x
+        else:
+            bc[d], cib[d] = _udivmod(x, b)
         index += bc[d] * lay[STRIDE * D + d]
     return OK, index & 0xFFFFFFFF
 
@@ -180,8 +190,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
     info[0] and info[1] what `address` says, or the byte offset of an out-of-bounds read)."""
     W = state.shape[0]
     L = tab.shape[1]
-    bc = np.zeros(5, np.int64)
-    cib = np.zeros(5, np.int64)
+    bc = np.zeros(10, np.int64)
+    cib = np.zeros(10, np.int64)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
@@ -233,8 +243,8 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
     clamp mode but Undefined) are not written. Failures as for `load`."""
     W = state.shape[0]
     L = tab.shape[1]
-    bc = np.zeros(5, np.int64)
-    cib = np.zeros(5, np.int64)
+    bc = np.zeros(10, np.int64)
+    cib = np.zeros(10, np.int64)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue

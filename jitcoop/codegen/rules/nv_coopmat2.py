@@ -402,8 +402,8 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
       f"{_ctx()}):")
     a("    W = state.shape[0]")
     a("    NL = tab.shape[1]")
-    a("    bc = np.zeros(5, np.int64)")
-    a("    cib = np.zeros(5, np.int64)")
+    a("    bc = np.zeros(10, np.int64)")
+    a("    cib = np.zeros(10, np.int64)")
     if vec is not None:
         # V-groups decoded so far, direct mapped by a hash of their key: elements of one group
         # are not adjacent in row-major order when a view transposes the load

@@ -25,3 +25,4 @@ grep -v 'OpCapability LongVectorEXT\|OpExtension "SPV_EXT_long_vector"' decode_v
 "$BIN/spirv-as" --target-env vulkan1.3 decode_vec8_nocap.tmp.spvasm -o decode_vec8_nocap.spv
 rm -f decode_vec8.tmp.spvasm decode_vec8_nocap.tmp.spvasm
 $G decode_q4.comp -o decode_q4.spv
+$G decode_vecview.comp -o decode_vecview.spv

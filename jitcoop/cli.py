@@ -155,6 +155,16 @@ def read_buffer(p: Path) -> np.ndarray:
     return np.fromfile(p, dtype=np.uint8)
 
 
+def read_push(a):
+    """Push constants from --push FILE (raw bytes, or a .npy) or --push-values (None: none)."""
+    if a.push is None:
+        return a.push_values
+    pp = Path(a.push)
+    if not pp.exists():
+        raise FileNotFoundError(f"no such push constant file: {pp}")
+    return read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
+
+
 def write_buffer(arr: np.ndarray, p: Path):
     if p.suffix.lower() == ".npy":
         np.save(p, arr)
@@ -186,13 +196,7 @@ def cmd_run(a) -> int:
     spirv = read_module(a.shader)
     # Every file is read before the (possibly slow) compile, so a typo fails at once.
     arrays = {key: read_buffer(path) for key, path in keys.items()}
-    if a.push is not None:
-        pp = Path(a.push)
-        if not pp.exists():
-            raise FileNotFoundError(f"no such push constant file: {pp}")
-        push = read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
-    else:
-        push = a.push_values
+    push = read_push(a)
     if a.profiles:
         return _run_compare(a, spirv, arrays, push, spec)
     k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec)
@@ -249,13 +253,7 @@ def cmd_profile(a) -> int:
     dev = jitcoop.Device(a.profile, subgroup_size=a.subgroup_size)
     shaders = [a.shader] + ([a.compare] if a.compare else [])
     modules = [read_module(s) for s in shaders]
-    if a.push is not None:
-        pp = Path(a.push)
-        if not pp.exists():
-            raise FileNotFoundError(f"no such push constant file: {pp}")
-        push = read_buffer(pp).tobytes() if pp.suffix.lower() == ".npy" else pp.read_bytes()
-    else:
-        push = a.push_values
+    push = read_push(a)
     reports = []
     for shader, spirv in zip(shaders, modules):
         arrays = {key: read_buffer(path) for key, path in a.buffer or []}   # fresh copies per run

@@ -20,7 +20,7 @@ from ..errors import SpirvError
 from ..spirv.types import Opaque, Pointer, Scalar, Vector, leaves, n_leaves, size_of
 from . import rules as R
 from .emitter import KernelGen, Ptr, nb_type
-from .ir import flatten, used_ids
+from .ir import flatten
 
 # Tangled instructions (SPV_NV_cooperative_matrix2 rev 2) and everything else a callback cannot do
 # on its own: it runs for one element, outside any lane loop.
@@ -66,12 +66,7 @@ class CallbackGen(KernelGen):
         self.var_types = dict(parent.var_types)
         for v in self.ff.variables:
             self.var_types[v.result] = self.spec.type(v.result_type)
-        users: dict[int, list] = {}
-        for b in self.ff.blocks:
-            for ins in b.instrs + [b.term]:
-                for x in used_ids(ins):
-                    users.setdefault(x, []).append(ins)
-        self.users = users
+        users = self.users = self.ff.users()
         self.private_reads = sorted(v for v in self.private_vars if v in users)
         self.promoted = {v.result for v in self.ff.variables if self._promotable(v.result, users)}
         self.memory_vars = [v.result for v in self.ff.variables if v.result not in self.promoted]

@@ -286,12 +286,7 @@ class KernelGen:
         self.meta.bindings = sorted(self.bindings.values(), key=lambda b: b.index)
         # Which Function/Private variables become locals: every use a load, a store or a
         # constant-index access chain whose uses are loads and stores.
-        users: dict[int, list] = {}
-        for b in self.ff.blocks:
-            for ins in b.instrs + [b.term]:
-                for x in used_ids(ins):
-                    users.setdefault(x, []).append(ins)
-        self.users = users
+        users = self.users = self.ff.users()
         self.frame_off: dict[int, int] = {}
         self._find_callbacks()
         # A Private variable a callback reads stays in memory, where the callback finds it.

@@ -65,6 +65,15 @@ class FlatFunction:
     def block_map(self):
         return {b.label: b for b in self.blocks}
 
+    def users(self) -> dict:
+        """id -> the instructions (terminators included) that use it."""
+        out: dict[int, list] = {}
+        for b in self.blocks:
+            for ins in b.instrs + [b.term]:
+                for x in used_ids(ins):
+                    out.setdefault(x, []).append(ins)
+        return out
+
 
 def _clone(ins: Instruction, mapping: dict) -> Instruction:
     c = copy.copy(ins)

@@ -171,6 +171,13 @@ def bfi(base, insert, offset, count):
 @njit(**_opts)
 def in_ranges(tab, p, n):
     """Is [p, p+n) inside one of the sorted, disjoint [start, end) rows of tab?"""
+    start, size = range_of(tab, p)
+    return size > 0 and p + n <= start + size
+
+
+@njit(**_opts)
+def range_of(tab, p):
+    """(start, size) of the row of the sorted, disjoint range table holding address p, or (0, 0)."""
     lo = 0
     hi = tab.shape[0] - 1
     while lo <= hi:
@@ -179,9 +186,9 @@ def in_ranges(tab, p, n):
             lo = mid + 1
         else:
             hi = mid - 1
-    if hi < 0:
-        return False
-    return p + n <= tab[hi, 1]
+    if hi < 0 or p >= tab[hi, 1]:
+        return np.int64(0), np.int64(0)
+    return np.int64(tab[hi, 0]), np.int64(tab[hi, 1] - tab[hi, 0])
 
 
 @njit(**_opts)

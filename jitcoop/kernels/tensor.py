@@ -14,6 +14,7 @@ from numba import njit
 
 from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
 from .memory import ld_u8
+from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
 from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
@@ -408,19 +409,3 @@ def rows_i64(dst, j, S, r0, n):
 def fill_i64(dst, j, v):
     for l in range(dst.shape[1]):
         dst[j, l] = v
-
-
-@njit(**_opts)
-def range_of(tab, p):
-    """(start, size) of the row of the sorted range table holding address p, or (0, 0)."""
-    lo = 0
-    hi = tab.shape[0] - 1
-    while lo <= hi:
-        mid = (lo + hi) >> 1
-        if tab[mid, 0] <= p:
-            lo = mid + 1
-        else:
-            hi = mid - 1
-    if hi < 0 or p >= tab[hi, 1]:
-        return np.int64(0), np.int64(0)
-    return tab[hi, 0], tab[hi, 1] - tab[hi, 0]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import jitcoop
 from conftest import SHADERS
@@ -122,9 +122,11 @@ def repeat_mirrored(c, D):
     return 2 * D - 2 - c if c >= D else c
 
 
-def element(t: Layout, v: View | None, row, col, cols, store=False):
+def element(t: Layout, v: View | None, row, col, cols, store=False, wrap=True):
     """matrixCoordToTensorElement(WithView) for one matrix element: SKIP, CLAMPED or
-    (index, blockCoord, coordInBlock). Raises Undefined for Undefined-mode out-of-range."""
+    (index, blockCoord, coordInBlock). Raises Undefined for Undefined-mode out-of-range.
+    wrap=False: c = spanCoord + offset without the int32 wrap of the pseudo-code (only used to
+    find the examples whose answer depends on that wrap)."""
     if v is not None:
         ro, rs, co, cs = v.clip
         # evaluated without 32-bit wrap: the default span 0xFFFFFFFF plus an offset must not wrap
@@ -156,7 +158,7 @@ def element(t: Layout, v: View | None, row, col, cols, store=False):
         lin //= t.span[d]
     bc, cib = [0] * t.D, [0] * t.D
     for d in range(t.D):
-        c = i32(span_coord[d] + t.offset[d])
+        c = i32(span_coord[d] + t.offset[d]) if wrap else span_coord[d] + t.offset[d]
         D = t.dim[d]
         if c < 0 or c >= D:
             mode = t.clamp
@@ -178,9 +180,10 @@ def element(t: Layout, v: View | None, row, col, cols, store=False):
     return index, bc, cib
 
 
-def element_map(t, v, rows, cols, store=False):
+def element_map(t, v, rows, cols, store=False, wrap=True):
     """{(row, col): element(...)} for the whole matrix; raises Undefined."""
-    return {(r, c): element(t, v, r, c, cols, store) for r in range(rows) for c in range(cols)}
+    return {(r, c): element(t, v, r, c, cols, store, wrap) for r in range(rows)
+            for c in range(cols)}
 
 
 def ref_load(emap, tensor, obj, base, clamp_bits):
@@ -799,3 +802,61 @@ def test_other_profiles(profile):
     def inner(c):
         (check_store if c.store else check_load)(k, c, rng)
     inner()
+
+
+# ---------------------------------------------------------------------------------------------
+# 32-bit extremes: offsets near +-2^31 (c = spanCoord + offset wraps as int32), spans of 2^32-1,
+# view strides that wrap the view's linear index modulo 2^32, huge block sizes
+# ---------------------------------------------------------------------------------------------
+
+BIG_OFF = st.one_of(st.integers(-(1 << 31), -(1 << 31) + 600), st.integers((1 << 31) - 600, (1 << 31) - 1),
+                    st.integers(-(1 << 31), (1 << 31) - 1), st.integers(-50, 50))
+BIG_SPAN = st.one_of(st.just(U32), st.just(1 << 31), st.integers(1 << 20, U32), st.integers(1, 600))
+BIG_VSTRIDE = st.one_of(st.integers(0, 12), st.sampled_from([1 << 31, U32, U32 - 2, 1 << 30]))
+
+
+@st.composite
+def extreme_cases(draw, clamp, sites):
+    c = draw(cases(2, clamp, sites, in_range=False))
+    c.off1 = [draw(BIG_OFF) for _ in range(2)]
+    c.off2 = [draw(BIG_OFF) for _ in range(2)]
+    c.span2 = [draw(BIG_SPAN) for _ in range(2)]
+    if not c.store and draw(st.booleans()):
+        c.block = [draw(st.sampled_from([1, 2, 1 << 31, U32])) for _ in range(2)]
+        c.flags &= ~F_BS_AFTER
+    c.vstride = [draw(BIG_VSTRIDE) for _ in range(3)]
+    return c
+
+
+@pytest.mark.parametrize("clamp", [CONSTANT, CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED],
+                         ids=lambda m: CLAMP_NAMES[m])
+def test_extreme_values_2d(clamp):
+    full = clamp == CONSTANT
+    k = tensor_kernel(2, clamp, lite=not full)
+    sites = [LOAD, LOAD_V1, LOAD_V3, STORE, STORE_V1, STORE_V3] if full else [LOAD, STORE]
+    rng = np.random.default_rng(6000 + clamp)
+
+    @settings(max_examples=40, **HYP)
+    @given(extreme_cases(clamp, sites))
+    def inner(c):
+        # the int32 wrap of spanCoord + offset is tested on its own below
+        t, v = c.layout(), c.view()
+        assume(element_map(t, v, M, N, c.store) == element_map(t, v, M, N, c.store, wrap=False))
+        (check_store if c.store else check_load)(k, c, rng)
+    inner()
+
+
+@pytest.mark.xfail(strict=True, reason="bug: c = spanCoord + offset is not wrapped to int32 "
+                   "(bugs.md #2)")
+@pytest.mark.parametrize("clamp", [CLAMP_TO_EDGE, REPEAT_MIRRORED], ids=lambda m: CLAMP_NAMES[m])
+def test_span_coordinate_plus_offset_wraps_as_int32(clamp):
+    """The seed computes `int32_t c = spanCoord[dim] + t.offset[dim]` (uint32 + int32 in 32-bit
+    arithmetic): offset 2^31 - 1 and span coordinate 1 give c = -2^31, clamped to 0 (ClampToEdge),
+    not 2^31 clamped to D - 1."""
+    k = tensor_kernel(2, clamp, lite=True)
+    c = plain_case(2, clamp, LOAD, [1, 4], [0, (1 << 31) - 1], [U32, U32])
+    tensor = np.arange(8, dtype=np.uint32)
+    o = np.zeros((M, N), np.uint32)
+    k.dispatch((1, 1, 1), {0: tensor, 1: o.reshape(-1), 2: c.params()})
+    want = ref_load(element_map(c.layout(), None, M, N), tensor, o * 0, 0, 0)
+    np.testing.assert_array_equal(o[0, :8], want[0, :8])

@@ -86,10 +86,8 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
         lin, sc[d] = _udivmod(lin, n)
     index = np.int64(0)
     for d in range(D):
-        off = lay[OFFSET * D + d] & 0xFFFFFFFF
-        if off >= 0x80000000:                 # the offset's int32 bits
-            off -= 0x100000000
-        x = sc[d] + off
+        # int32_t c = spanCoord + offset, in 32-bit arithmetic (it wraps like the seed's)
+        x = ((sc[d] + lay[OFFSET * D + d] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
         n = lay[DIM * D + d]
         if x < 0 or x >= n:
             m = mode

@@ -407,15 +407,22 @@ def operand(kind, rows, cols, inv=0, W=0, signed=False, toff=0, woff=0, count=0)
     return (NONE, 0, 0, 0, 0, 0, 0)
 
 
-def mm_spec(M, N, K, ctype, fused, a, b, c, r) -> str:
-    """The compile-time description `_mm` is specialized on (a string literal)."""
-    return " ".join(map(str, [M, N, K, ctype, int(fused), *a, *b, *c, *r]))
+def mm_spec(M, N, K, ctype, fused, a, b, c, r, combine=None) -> str:
+    """The compile-time description `_mm` is specialized on (a string literal). combine:
+    (result width, result signed, saturate) for an integer MulAdd finished in the kernel: the
+    products (no C) are summed exactly, then R = C + sum (C read as integers, sign- or
+    zero-extended), wrapped to R's width, or clamped to its range (widths below 64)."""
+    v = [M, N, K, ctype, int(fused), *a, *b, *c, *r]
+    if combine is not None:
+        v += [combine[0], int(combine[1]), int(combine[2])]
+    return " ".join(map(str, v))
 
 
 def _mm_codegen(spec):
     v = list(map(int, spec.split()))
     m, n, kk, ctype, fused = v[0:5]
     ops0 = [v[5 + 7 * x:12 + 7 * x] for x in range(4)]
+    combine = v[33:36] if len(v) > 33 else None
     ct = (types.float64, types.float32, types.int64)[ctype]
     shapes = [(m, kk), (kk, n), (m, n), (m, n)]
 
@@ -553,7 +560,37 @@ def _mm_codegen(spec):
                 return builder.call(fn, [x, y, acc])
             return builder.fadd(acc, builder.fmul(x, y))
 
-        has_c = ops[2][0] != NONE
+        has_c = ops[2][0] != NONE and combine is None
+
+        def finish(idx_c, idx_r, val, w):
+            """An integer result: R = C + the exact sum, wrapped or saturated."""
+            it = vty(i64, w)
+            p = val if is_int else builder.fptosi(val, it)
+            src = dts[2]
+            ptr = builder.gep(ptrs[2], [idx_c])
+            if w > 1:
+                ptr = builder.bitcast(ptr, vty(context.get_value_type(src), w).as_pointer())
+            cv = builder.load(ptr, align=src.bitwidth // 8)
+            if src.bitwidth < 64:
+                cv = builder.sext(cv, it) if ops[2][4] else builder.zext(cv, it)
+            d = builder.add(cv, p)
+            width, rsigned, saturate = combine
+            if saturate:
+                if rsigned:
+                    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+                else:
+                    lo, hi = 0, (1 << width) - 1
+                lo_v, hi_v = (ir.Constant(it, x) if w == 1 else ir.Constant(it, [x] * w) for x in (lo, hi))
+                d = builder.select(builder.icmp_signed("<", d, lo_v), lo_v, d)
+                d = builder.select(builder.icmp_signed(">", d, hi_v), hi_v, d)
+            dst = dts[3]
+            rt = context.get_value_type(dst)
+            if dst.bitwidth < 64:
+                d = builder.trunc(d, vty(rt, w))
+            ptr = builder.gep(ptrs[3], [idx_r])
+            if w > 1:
+                ptr = builder.bitcast(ptr, vty(rt, w).as_pointer())
+            builder.store(d, ptr, align=dst.bitwidth // 8)
 
         def block(i0, rows, j0, widths):
             """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R."""
@@ -593,7 +630,11 @@ def _mm_codegen(spec):
             builder.position_at_end(done)
             for (r, v), val in new.items():
                 i = builder.add(i0, const(r))
-                store_r(builder.add(rowoff(3, i), builder.add(j0, const(cols[v]))), val, widths[v])
+                j = builder.add(j0, const(cols[v]))
+                if combine is not None:
+                    finish(builder.add(rowoff(2, i), j), builder.add(rowoff(3, i), j), val, widths[v])
+                else:
+                    store_r(builder.add(rowoff(3, i), j), val, widths[v])
 
         def rows_loop(j0, widths):
             R = max(1, min(m, 24 // len(widths)))
@@ -707,24 +748,6 @@ def combine_i(state, wait, inv, c, dp, r, width, rsigned, saturate):
         rq = r[q]
         for j in range(pq.shape[0]):
             rq[j] = _combine(cq[j], np.int64(pq[j]), width, rsigned, saturate)
-
-
-@njit(**_opts)
-def combine_i_striped(state, wait, inv, c, dp, r, width, csigned, cwidth, rsigned, saturate):
-    """combine_i with C and R as striped fragment blocks [length, W] (R stored with wrapping)."""
-    W = state.shape[0]
-    L = c.shape[0]
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        pq = dp[base // inv]
-        for e in range(L):
-            ce = c[e]
-            re = r[e]
-            o = e * inv
-            for l in range(inv):
-                cv = _int_value(ce[base + l], cwidth, csigned)
-                re[base + l] = _combine(cv, np.int64(pq[o + l]), width, rsigned, saturate)
 
 
 @njit(**_opts)

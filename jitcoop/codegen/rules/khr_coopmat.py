@@ -361,6 +361,14 @@ def _muladd(em, ins, wait, resume):
         if r.elem.width < 32:
             em.line(f"cm.round_dense(state, {wait}, {inv}, {rarr}, {fmt_of(r.elem)})")
             scatter(em, wait, inv, r, rarr, out)
+    elif same_layout(c, r) and _direct(em, inv, r) and not (flags & SATURATE and r.elem.width == 64):
+        # The exact sum of products, then R = C + sum wrapped or saturated, in one pass.
+        tabs, work = pl.arrays()
+        g = K.operand(K.STRIPED, M, N, inv, em.W, bool(flags & C_SIGNED))
+        spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, g, K.operand(K.STRIPED, M, N, inv, em.W),
+                         (r.elem.width, bool(flags & R_SIGNED), bool(flags & SATURATE)))
+        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {blocks[2]}, {out}, "
+                f"{tabs}, {work}, {spec!r})")
     else:
         # P = A x B exactly (no C), then R = C + P wrapped or saturated.
         dp = em.dense(ninst, M * N, cname)
@@ -371,10 +379,7 @@ def _muladd(em, ins, wait, resume):
                 f"{tabs}, {work}, {spec!r})")
         sat = f"{bool(flags & R_SIGNED)}, {bool(flags & SATURATE)}"
         cw = f"{bool(flags & C_SIGNED)}, {c.elem.width}"
-        if same_layout(c, r) and _direct(em, inv, r):
-            em.line(f"cm.combine_i_striped(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
-                    f"{r.elem.width}, {cw}, {sat})")
-        elif same_layout(c, r):
+        if same_layout(c, r):
             em.line(f"cm.combine_i_tab(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
                     f"{em.table(r.layout)}, {r.elem.width}, {cw}, {sat})")
         else:

@@ -4,10 +4,13 @@ cooperative instruction.
 Every invocation holds its fragment of a matrix in spill slots, an array `frag[length, W]` (element
 e of lane l is frag[e, l]). A scope instance is `inv` consecutive lanes (a subgroup, or the whole
 workgroup); the device profile's lane layout `tab[inv, length]` gives the linear index
-row * cols + col each (lane, e) holds. Whole-matrix work goes through dense row-major copies:
+row * cols + col each (lane, e) holds. Whole-matrix work:
 
+    muladd   R = C + A x B ("exact" numerics) in one kernel specialized on the sizes and on where
+             each operand lies: explicit 512-bit vectors, fragments of striped layouts read and
+             written in place, other layouts through offset tables
     gather   fragments -> dense[instance, rows * cols] (float64, or int64 sign/zero-extended)
-    mma      dense A, B, C -> dense result, rounded or wrapped/saturated to the result type
+    mma_f    dense A, B, C -> dense result with the "nvidia" numerics
     scatter  dense -> fragments of the result layout (replicas included)
     load / store   memory <-> fragments directly, element by element through the layout
 
@@ -78,7 +81,7 @@ def check_uniform(state, wait, inv, vals):
 # each linear index k = row * cols + col, the (e, lane) whose copy is read (the highest invocation
 # holding the element, when the layout replicates it). Each dense element is written once, in
 # order. Striped layouts without replicas (linear index e * inv + lane, the generic profile) are
-# plain block copies: `gather_*_striped`, `scatter_striped`.
+# plain block copies: `gather_striped`, `scatter_striped`.
 
 def source_table(tab) -> np.ndarray:
     """int32 [2, rows * cols]: (e, lane) each dense element is read from (the highest lane, then
@@ -100,21 +103,6 @@ def is_striped(tab, n) -> bool:
 
 
 @njit(**_opts)
-def gather_f(state, wait, inv, frag, tab, dense):
-    """Fragments -> dense float64 matrices, one row of `dense` per scope instance (replicated
-    elements: the highest invocation's copy)."""
-    W = state.shape[0]
-    L = tab.shape[1]
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        d = dense[base // inv]
-        for l in range(inv):
-            for e in range(L):
-                d[tab[l, e]] = np.float64(frag[e, base + l])
-
-
-@njit(**_opts)
 def _int_value(x, width, signed):
     """A fragment integer as int64, sign- or zero-extended from `width` bits."""
     v = np.int64(x)
@@ -124,21 +112,6 @@ def _int_value(x, width, signed):
     if signed and (v >> (width - 1)) != 0:
         v -= np.int64(1) << width
     return v
-
-
-@njit(**_opts)
-def gather_i(state, wait, inv, frag, tab, dense, width, signed):
-    """Fragments -> dense int64 matrices, each value sign- or zero-extended from `width` bits
-    (the Matrix*SignedComponents operands decide, not the declared type)."""
-    W = state.shape[0]
-    L = tab.shape[1]
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        d = dense[base // inv]
-        for l in range(inv):
-            for e in range(L):
-                d[tab[l, e]] = _int_value(frag[e, base + l], width, signed)
 
 
 @njit(**_opts)
@@ -262,7 +235,7 @@ def _tc_chunk(acc, a, b, i, k0, k1, j, K, N):
     return _f32_toward_zero(s)
 
 
-# -- multiply-add ---------------------------------------------------------------------------------
+# -- multiply-add, "nvidia" numerics ----------------------------------------------------------------
 
 @njit(**_opts)
 def mma_f(state, wait, inv, da, db, dc, M, N, K, mode, numerics):
@@ -302,52 +275,6 @@ def mma_f(state, wait, inv, da, db, dc, M, N, K, mode, numerics):
                     acc[j] += x * b[k * N + j]
             for j in range(N):
                 c[i * N + j] = round_to(acc[j], mode)
-
-
-@njit(**_opts)
-def mma_i(state, wait, inv, da, db, dc, M, N, K, width, rsigned, saturate):
-    """dc = A x B + C with integer arithmetic: products and sums exact modulo 2**64 (so the low
-    `width` bits are the exact result's), or, saturating, the sum with C clamped to the result's
-    range (signed if MatrixResultSignedComponents)."""
-    W = state.shape[0]
-    acc = np.empty(N, np.int64)
-    if width >= 64:
-        hi = np.int64(0x7FFFFFFFFFFFFFFF)
-        lo = -hi - 1
-    elif rsigned:
-        hi = (np.int64(1) << (width - 1)) - 1
-        lo = -hi - 1
-    else:
-        hi = (np.int64(1) << width) - 1
-        lo = np.int64(0)
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        q = base // inv
-        a = da[q]
-        b = db[q]
-        c = dc[q]
-        for i in range(M):
-            for j in range(N):
-                acc[j] = 0
-            for k in range(K):
-                x = a[i * K + k]
-                for j in range(N):
-                    acc[j] += x * b[k * N + j]
-            for j in range(N):
-                cv = c[i * N + j]
-                d = cv + acc[j]
-                if saturate:
-                    if width < 64:
-                        d = min(max(d, lo), hi)
-                    elif rsigned:
-                        if cv > 0 and acc[j] > 0 and d < 0:
-                            d = hi
-                        elif cv < 0 and acc[j] < 0 and d >= 0:
-                            d = lo
-                    elif np.uint64(d) < np.uint64(cv):       # unsigned 64-bit carry out
-                        d = np.int64(-1)
-                c[i * N + j] = d
 
 
 # -- vector multiply-add (the "exact" numerics) ----------------------------------------------------

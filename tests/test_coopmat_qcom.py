@@ -290,10 +290,7 @@ def test_extract_sub_array_out_of_range_at_run_time(a, b, start, length, src):
 
 
 # == the proposal's worked uses =========================================================================
-@pytest.mark.parametrize("shader", ["conv", pytest.param("conv_outer", marks=[
-    pytest.mark.slow, pytest.mark.xfail(strict=True, reason=(
-        "jitcoop spill bug: a promoted variable set before a loop of collectives is spilled from "
-        "another lane's stale local on the loop's back edge (emitter _plan_spills)"))])])
+@pytest.mark.parametrize("shader", ["conv", pytest.param("conv_outer", marks=pytest.mark.slow)])
 def test_conv_implicit_im2col(shader):
     """3x3 convolution, 32 -> 32 channels, NHWC 8x8 images: per tap and 16-channel step the
     invocations' input vectors (zero outside the image) become A. Small integers: exact."""

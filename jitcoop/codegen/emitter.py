@@ -1049,8 +1049,11 @@ class KernelGen:
         return self.collective_blocks.index(b)
 
     def _emit_reload(self, b):
-        """A resumed lane gets back the values it uses before its next collective."""
-        need = self.live_in[b.label] & self.used_soon.get(b.label, set())
+        """A resumed lane gets back the values it uses before its next collective, and the
+        variables a suspend it can reach next may spill (they are written from the locals, which
+        the lane loop shares between lanes: they must be this lane's)."""
+        need = self.live_in[b.label] & (self.used_soon.get(b.label, set())
+                                        | self.spilled_next.get(b.label, set()))
         for name in sorted(self._names_of(need)):
             self.line(f"{name} = {self.slot_at(name, 'lane')}")
 
@@ -1145,6 +1148,26 @@ class KernelGen:
                     dirty_in[b.label], dirty_out[b.label] = inn, out
                     changed = True
         self.dirty_in = dirty_in
+        # Variables the next suspend may spill, from each block up to the collectives it reaches
+        # first. (Maybe-dirty is a union over paths: on a path through a resume that did not
+        # reload the variable, the spill must still write this lane's value.)
+        spill_at = {b.label: {x for x in self.live_in[b.label] if isinstance(x, tuple)} & dirty_in[b.label]
+                    for b in self.ff.blocks if b.collective}
+        nxt = {b.label: set() for b in self.ff.blocks}
+        changed = True
+        while changed:
+            changed = False
+            for b in reversed(self.ff.blocks):
+                if b.collective:
+                    new = spill_at[b.label]
+                else:
+                    new = set()
+                    for t in b.succs():
+                        new |= nxt.get(t, set())
+                if new != nxt[b.label]:
+                    nxt[b.label] = new
+                    changed = True
+        self.spilled_next = nxt
 
     def _emit_scheduler(self) -> list[str]:
         saved = self.lines

@@ -38,6 +38,7 @@ def collective(*names):
 # Instructions without side effects whose result depends only on their operands: the generator
 # may compute them once per workgroup when the operands are uniform.
 PURE: set = set()
+_core_pure: list = []       # set once the core arithmetic/composite rules are in PURE
 
 
 def pure(*names):
@@ -68,7 +69,8 @@ def load_all():
     from . import nv_coopvec  # noqa: F401
     from . import nv_coopmat2  # noqa: F401
     from . import qcom_coopmat  # noqa: F401
-    if not PURE:
+    if not _core_pure:
+        _core_pure.append(True)
         # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers
         # whose metadata the generator tracks where they stand, so they stay in place.
         for name, fn in RULES.items():

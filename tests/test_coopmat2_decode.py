@@ -153,9 +153,7 @@ def test_decode_pointer_stride_follows_spec_constant():
 # ---------------------------------------------------------------------------------------------
 
 def vec_shader(V):
-    # glslang declares LongVectorEXT for the 8-component vector; decode_vec8_nocap.spv is the
-    # same module without it (see test_decode_vector_long_vector_capability)
-    return "decode_vec8_nocap" if V == 8 else f"decode_vec{V}"
+    return f"decode_vec{V}"       # V = 8: glslang declares LongVectorEXT for vector<uint, 8>
 
 
 def f(w, b0, b1, c0, c1):

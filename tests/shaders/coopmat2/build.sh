@@ -18,11 +18,5 @@ DEC=$(sed -n 's/.*OpCooperativeMatrixLoadTensorNV .* DecodeFunc \(%[0-9]*\).*/\1
 sed "s/\(OpCooperativeMatrixStoreTensorNV .*\) None None$/\1 None DecodeFunc $DEC/" store_decode.tmp.spvasm > store_decode.spvasm
 "$BIN/spirv-as" --target-env vulkan1.3 store_decode.spvasm -o store_decode.spv
 rm -f store_decode.tmp.spv store_decode.tmp.spvasm
-# decode_vec8_nocap: decode_vec8 without the LongVectorEXT capability and SPV_EXT_long_vector (a
-# stand-in for the 8-component DecodeVectorFunc while the long-vector capability is not accepted)
-"$BIN/spirv-dis" --raw-id decode_vec8.spv -o decode_vec8.tmp.spvasm
-grep -v 'OpCapability LongVectorEXT\|OpExtension "SPV_EXT_long_vector"' decode_vec8.tmp.spvasm > decode_vec8_nocap.tmp.spvasm
-"$BIN/spirv-as" --target-env vulkan1.3 decode_vec8_nocap.tmp.spvasm -o decode_vec8_nocap.spv
-rm -f decode_vec8.tmp.spvasm decode_vec8_nocap.tmp.spvasm
 $G decode_q4.comp -o decode_q4.spv
 $G decode_vecview.comp -o decode_vecview.spv

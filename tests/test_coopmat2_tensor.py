@@ -846,8 +846,6 @@ def test_extreme_values_2d(clamp):
     inner()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: c = spanCoord + offset is not wrapped to int32 "
-                   "(bugs.md #2)")
 @pytest.mark.parametrize("clamp", [CLAMP_TO_EDGE, REPEAT_MIRRORED], ids=lambda m: CLAMP_NAMES[m])
 def test_span_coordinate_plus_offset_wraps_as_int32(clamp):
     """The seed computes `int32_t c = spanCoord[dim] + t.offset[dim]` (uint32 + int32 in 32-bit

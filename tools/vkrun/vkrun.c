@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- structures newer than the headers this may be built with ------------------------------ */
 #define ST(x) ((VkStructureType)(x))
@@ -748,7 +749,9 @@ int main(int argc, char **argv) {
     for (; i < argc && !stop; i++) stop = run_manifest(argv[i], outdir, &failed, &ran);
     printf("vkrun: %d cases, %d failed, %.1f s%s\n", ran, failed, (now_ms() - t0) / 1e3,
            stop ? " (stopped: the device hung or was lost)" : "");
-    if (!stop) {
+    fflush(stdout);
+    if (stop) _exit(2);   /* a hung device: tearing it down can block for minutes */
+    {
         for (int k = 0; k < g_npipes; k++) {
             if (g_pipes[k].pipeline) vkDestroyPipeline(g_dev, g_pipes[k].pipeline, NULL);
             if (g_pipes[k].layout) vkDestroyPipelineLayout(g_dev, g_pipes[k].layout, NULL);

@@ -541,11 +541,32 @@ def write(out=ROOT / "build" / "h100"):
 # collect: results -> tests/oracle/h100/<group>.npz
 # ------------------------------------------------------------------------------------------------
 
+def _keep(g):
+    """Dispatches recorded (all of them ran on the GPU): fewer where the oracle would be large."""
+    n = len(g.dispatches)
+    if g.name == "decode_vecview":
+        return [0]
+    if g.name in ("decode_2d", "decode_3d"):
+        return list(range(min(n, 9)))                  # 3 layouts x 3 selectors
+    if g.name.startswith("tensor_2d_lite"):               # 6 random, then extremes and wrap
+        return [0, 1, 2, 3] + list(range(6, n))
+    if g.name.startswith("tensor_") and g.name[7] in "12345":
+        first = min(n, 10 if g.name[7] in "12" else 8)    # the random cases, then the rest
+        loads = [i for i in range(first) if g.dispatches[i]["cmp"][0] == "exact"]
+        stores = [i for i in range(first) if g.dispatches[i]["cmp"][0] == "store"]
+        return loads[:4] + stores[:2] + list(range(first, n))
+    return list(range(n))
+
+
 def collect(results, out=ORACLE):
     results, out = Path(results), Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for f in out.glob("*.npz"):
+        f.unlink()
     missing = []
     for g in build_all():
+        keep = _keep(g)
+        g.dispatches = [dict(d, src=i) for i, d in enumerate(g.dispatches) if i in keep]
         arrays = {}
         meta = dict(name=g.name, spv=g.spv, spec={str(k): v for k, v in g.spec.items()},
                     options=g.options, profile=g.profile, dispatches=[])
@@ -556,7 +577,7 @@ def collect(results, out=ORACLE):
             if d["push"] is not None:
                 arrays[f"d{i}_push"] = d["push"]
             for b, a in d["bindings"].items():
-                f = results / g.name / f"d{i}_out{b}.bin"
+                f = results / g.name / f"d{d['src']}_out{b}.bin"
                 if not f.exists():
                     ok = False
                     break

@@ -40,6 +40,13 @@ KNOWN = {
     "wg_muladd_128": F32,
     "gemm_coopmat_f16": F32,
     "gemm_coopmat_wg": F32,
+    "q4_gemm": F32,
+    "mul_mat_id": F32,
+    # the same float32 MulAdds (K = 64, cancellation) as q4_gemm / wg_*_128: not run to the end here
+    "q4_gemm_shared": F32,
+    "q4_gemm_vec": F32,
+    "wg_lanes_256": F32,
+    "wg_muladd_256": F32,
 }
 
 _kernels: dict = {}

@@ -31,8 +31,6 @@ F32 = ("numerics='nvidia' float32 accumulator model more than 1 ulp from the H10
 KNOWN = {
     "ops": "the nvidia profile refuses the 8x8 float32 accumulator (2x2 reduction result) that the "
            "H100 runs (README: ops)",
-    "muladd_f16_f16": "float16 accumulator: the H100 adds with the truncating aligned adder, then "
-                      "rounds to float16; jitcoop rounds the exact sum (1 element, README)",
     "muladd_f16_f32": F32,
     "muladd_f16_f32_16x16x64": F32,
     "muladd_bf16_f32": F32,

@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit
 
 from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
-from .memory import ld_u8
+from .memory import ld_u8, ld_u16
 from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
-from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
+from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f16_to_f32_fast
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -86,52 +86,131 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
         lin, sc[d] = _udivmod(lin, n)
     index = np.int64(0)
     for d in range(D):
-        # int32_t c = spanCoord + offset, in 32-bit arithmetic (it wraps like the seed's)
-        x = ((sc[d] + lay[OFFSET * D + d] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-        n = lay[DIM * D + d]
-        if x < 0 or x >= n:
-            m = mode
-            if store and m != UNDEFINED:
-                m = CONSTANT
-            if m == UNDEFINED:
-                info[0] = d
-                info[1] = x
-                return UNDEF, np.int64(0)
-            if m == CONSTANT:
-                return CLAMPED, np.int64(0)
-            if n == 0:
-                info[0] = d
-                info[1] = x
-                return ZERO_DIM, np.int64(0)
-            if m == CLAMP_TO_EDGE:
-                x = min(max(x, np.int64(0)), n - 1)
-            elif m == REPEAT:
-                x = x % n                     # OpSMod: the sign of the (positive) divisor
-            else:
-                # RepeatMirrored as SPV_NV_tensor_addressing's table gives it (the coopmat2
-                # pseudo-code compares with the loop index `dim` by mistake)
-                if n == 1:
-                    x = np.int64(0)
-                else:
-                    x = x % (2 * n - 2)
-                    if x >= n:
-                        x = 2 * n - 2 - x
-        b = lay[BLOCK * D + d]
-        if b == 0:
-            info[0] = d
-            info[1] = 0
-            return ZERO_BLOCK, np.int64(0)
-        if store and b != 1:
-            info[0] = d
-            info[1] = b
-            return BLOCK_STORE, np.int64(0)
-        if b == 1:
-            cib[d] = 0
-            bc[d] = x
-        else:
-            bc[d], cib[d] = _udivmod(x, b)
-        index += bc[d] * lay[STRIDE * D + d]
+        st, bc[d], cib[d], part = _dim(sc[d], d, lay, D, mode, store, info)
+        if st != OK:
+            return st, np.int64(0)
+        index += part
     return OK, index & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def _dim(s, d, lay, D, mode, store, info):
+    """Dimension d of the seed's loop for span coordinate s: (status, blockCoord, coordInBlock,
+    blockCoord x stride)."""
+    # int32_t c = spanCoord + offset, in 32-bit arithmetic (it wraps like the seed's)
+    x = ((s + lay[OFFSET * D + d] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    n = lay[DIM * D + d]
+    if x < 0 or x >= n:
+        m = mode
+        if store and m != UNDEFINED:
+            m = CONSTANT
+        if m == UNDEFINED:
+            info[0] = d
+            info[1] = x
+            return UNDEF, np.int64(0), np.int64(0), np.int64(0)
+        if m == CONSTANT:
+            return CLAMPED, np.int64(0), np.int64(0), np.int64(0)
+        if n == 0:
+            info[0] = d
+            info[1] = x
+            return ZERO_DIM, np.int64(0), np.int64(0), np.int64(0)
+        if m == CLAMP_TO_EDGE:
+            x = min(max(x, np.int64(0)), n - 1)
+        elif m == REPEAT:
+            x = x % n                     # OpSMod: the sign of the (positive) divisor
+        else:
+            # RepeatMirrored as SPV_NV_tensor_addressing's table gives it (the coopmat2
+            # pseudo-code compares with the loop index `dim` by mistake)
+            if n == 1:
+                x = np.int64(0)
+            else:
+                x = x % (2 * n - 2)
+                if x >= n:
+                    x = 2 * n - 2 - x
+    b = lay[BLOCK * D + d]
+    if b == 0:
+        info[0] = d
+        info[1] = 0
+        return ZERO_BLOCK, np.int64(0), np.int64(0), np.int64(0)
+    if store and b != 1:
+        info[0] = d
+        info[1] = b
+        return BLOCK_STORE, np.int64(0), np.int64(0), np.int64(0)
+    if b == 1:
+        return OK, x, np.int64(0), x * lay[STRIDE * D + d]
+    q, rem = _udivmod(x, b)
+    return OK, q, rem, q * lay[STRIDE * D + d]
+
+
+# Columns of the per-row and per-column tables of a separable plan; what `element` says when
+# `address` must decide
+P_SKIP, P_ST, P_PART, P_BC, P_CIB = range(5)
+UNPLANNED = -1
+
+
+@njit(**_opts)
+def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct, info):
+    """Addressing tables for a whole rows x cols access when every tensor coordinate depends on
+    the row alone or on the column alone: 2-D layouts whose span[1] is the matrix width, with no
+    view, or a view without dimensions (any permutation, clip) whose fastest dimension spans the
+    clipped width. Then `address` of (r, c) is a combination of rt[r] and ct[c] (clip test,
+    status of each dimension, blockCoord x stride, blockCoord, coordInBlock: the columns P_*), the
+    same dimension-by-dimension computation done rows + cols times instead of rows x cols times.
+    Returns the layout dimension the row selects, or -1 (not separable: use `address`)."""
+    if D != 2 or lay[SPAN * D] == 0 or lay[SPAN * D + 1] == 0:
+        return -1
+    if V == 0:
+        if lay[SPAN * D + 1] != cols:
+            return -1
+        rdim = 0
+        ro = co = np.int64(0)
+        rs = cs = np.int64(1) << 40
+    elif V == 2 and not has_dims:
+        ro = view[2 * V]
+        rs = view[2 * V + 1]
+        co = view[2 * V + 2]
+        cs = view[2 * V + 3]
+        fast = perm[1]
+        rdim = perm[0]
+        if lay[SPAN * D + fast] != min(np.int64(cols), cs):
+            return -1
+        if lay[SPAN * D] * lay[SPAN * D + 1] > 0x100000000:
+            return -1                      # the view's linear index would wrap at 32 bits
+    else:
+        return -1
+    n = lay[SPAN * D + rdim]
+    for r in range(rows):
+        rt[r, P_SKIP] = r < ro or r >= ro + rs
+        s = (r - ro) % n if rt[r, P_SKIP] == 0 else 0
+        rt[r, P_ST], rt[r, P_BC], rt[r, P_CIB], rt[r, P_PART] = _dim(s, rdim, lay, D, mode, store, info)
+    for c in range(cols):
+        ct[c, P_SKIP] = c < co or c >= co + cs
+        s = c - co if ct[c, P_SKIP] == 0 else 0
+        ct[c, P_ST], ct[c, P_BC], ct[c, P_CIB], ct[c, P_PART] = _dim(s, 1 - rdim, lay, D, mode, store, info)
+    return rdim
+
+
+@njit(**_opts)
+def element(r, c, rdim, rt, ct, bc, cib):
+    """`address` of element (r, c) through the plan's tables, or UNPLANNED when there is no plan
+    (rdim < 0) or the element is an error (the caller then calls `address`, which fills info with
+    the dimension and coordinate at fault). Kept apart from `address`: a call to it in here made
+    every call of this function 40 times slower."""
+    if rdim < 0:
+        return UNPLANNED, np.int64(0)
+    if rt[r, P_SKIP] or ct[c, P_SKIP]:
+        return SKIP, np.int64(0)
+    if rdim == 0:
+        st = rt[r, P_ST] if rt[r, P_ST] != OK else ct[c, P_ST]
+    else:
+        st = ct[c, P_ST] if ct[c, P_ST] != OK else rt[r, P_ST]
+    if st > CLAMPED:
+        return UNPLANNED, np.int64(0)
+    bc[rdim] = rt[r, P_BC]
+    cib[rdim] = rt[r, P_CIB]
+    bc[1 - rdim] = ct[c, P_BC]
+    cib[1 - rdim] = ct[c, P_CIB]
+    return st, (rt[r, P_PART] + ct[c, P_PART]) & 0xFFFFFFFF
 
 
 @njit(**_opts)
@@ -191,6 +270,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
     L = tab.shape[1]
     bc = np.zeros(10, np.int64)
     cib = np.zeros(10, np.int64)
+    rt = np.empty((rows, 5), np.int64)
+    ct = np.empty((cols, 5), np.int64)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
@@ -201,28 +282,29 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
             info[2] = MISALIGNED
             info[1] = p - lo
             return base
-        for k in range(rows * cols):
-            r = k // cols
-            st, idx = address(r, k - r * cols, cols, lv, D, vv, V, perm, has_dims, mode, False,
-                              bc, cib, info)
-            stat[k] = st
-            if st == OK:
-                a = p + idx * esize
-                if not _span_ok(a, esize, lo, hi, ranges):
-                    st = OUT_OF_BOUNDS
-                    info[1] = a - lo
-                else:
-                    f, i = _read(a, fmt)
-                    dense_f[k] = f
-                    dense_i[k] = i
-            elif st == CLAMPED:
-                f, i = clamp_value(lv[5 * D], fmt)
-                dense_f[k] = f
-                dense_i[k] = i
-            if st > CLAMPED:
-                info[2] = st
-                info[3] = k
-                return base
+        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct, info)
+        for r in range(rows):
+            for c in range(cols):
+                k = r * cols + c
+                st, idx = element(r, c, rdim, rt, ct, bc, cib)
+                if st == UNPLANNED:
+                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode, False, bc, cib, info)
+                stat[k] = st
+                if st == OK:
+                    a = p + idx * esize
+                    if not _span_ok(a, esize, lo, hi, ranges):
+                        st = OUT_OF_BOUNDS
+                        info[1] = a - lo
+                    elif fmt == F16:
+                        dense_f[k] = f16_to_f32_fast(ld_u16(a))
+                    else:
+                        dense_f[k], dense_i[k] = _read(a, fmt)
+                elif st == CLAMPED:
+                    dense_f[k], dense_i[k] = clamp_value(lv[5 * D], fmt)
+                if st > CLAMPED:
+                    info[2] = st
+                    info[3] = k
+                    return base
         for l in range(inv):
             for e in range(L):
                 k = tab[l, e]
@@ -244,6 +326,8 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
     L = tab.shape[1]
     bc = np.zeros(10, np.int64)
     cib = np.zeros(10, np.int64)
+    rt = np.empty((rows, 5), np.int64)
+    ct = np.empty((cols, 5), np.int64)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
@@ -259,21 +343,24 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
                 v = frag[e, base + l]
                 dense_f[tab[l, e]] = np.float64(v)
                 dense_i[tab[l, e]] = np.int64(v)
-        for k in range(rows * cols):
-            r = k // cols
-            st, idx = address(r, k - r * cols, cols, lv, D, vv, V, perm, has_dims, mode, True,
-                              bc, cib, info)
-            if st == OK:
-                a = p + idx * esize
-                if not _span_ok(a, esize, lo, hi, ranges):
-                    st = OUT_OF_BOUNDS
-                    info[1] = a - lo
-                else:
-                    _write(a, fmt, dense_f[k], dense_i[k])
-            if st > CLAMPED:
-                info[2] = st
-                info[3] = k
-                return base
+        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, True, rt, ct, info)
+        for r in range(rows):
+            for c in range(cols):
+                k = r * cols + c
+                st, idx = element(r, c, rdim, rt, ct, bc, cib)
+                if st == UNPLANNED:
+                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode, True, bc, cib, info)
+                if st == OK:
+                    a = p + idx * esize
+                    if not _span_ok(a, esize, lo, hi, ranges):
+                        st = OUT_OF_BOUNDS
+                        info[1] = a - lo
+                    else:
+                        _write(a, fmt, dense_f[k], dense_i[k])
+                if st > CLAMPED:
+                    info[2] = st
+                    info[3] = k
+                    return base
     return -1
 
 

@@ -404,6 +404,8 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a("    NL = tab.shape[1]")
     a("    bc = np.zeros(10, np.int64)")
     a("    cib = np.zeros(10, np.int64)")
+    a(f"    rt = np.empty(({t.rows}, 5), np.int64)")
+    a(f"    ct = np.empty(({t.cols}, 5), np.int64)")
     if vec is not None:
         # V-groups decoded so far, direct mapped by a hash of their key: elements of one group
         # are not adjacent in row-major order when a view transposes the load
@@ -433,10 +435,15 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
             a(f"            info[1] = lv[{D - 1}]")
             a("            return base")
         a("        key[:, 0] = -1")
+    a(f"        rdim = tn.plan({t.rows}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, {acc.layout.clamp}, "
+      "False, rt, ct, info)")
     a(f"        for k in range({t.rows * t.cols}):")
     a(f"            r = k // {t.cols}")
-    a(f"            st, idx = tn.address(r, k - r * {t.cols}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
-      f"{acc.layout.clamp}, False, bc, cib, info)")
+    a(f"            c = k - r * {t.cols}")
+    a("            st, idx = tn.element(r, c, rdim, rt, ct, bc, cib)")
+    a("            if st < 0:")
+    a(f"                st, idx = tn.address(r, c, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, {acc.layout.clamp}, "
+      "False, bc, cib, info)")
     a("            stat[k] = st")
     S = None
     if em.profiling:

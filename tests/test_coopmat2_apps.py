@@ -237,9 +237,10 @@ def test_q4_gemm_vector_decode(mode):
 
 # -- MUL_MAT_ID: gathered rows, scattered results ------------------------------------------------------
 
-def test_mul_mat_id_gather_and_scatter():
-    T, N, K, E = 70, 50, 48, 3
-    rng = np.random.default_rng(0)
+def mul_mat_id_inputs(T, N, K, E, seed=0):
+    """Tokens a [T, K], experts b [E, N, K], each token routed to one expert: ids[e] lists the
+    tokens of expert e (counts[e] of them). Returns a, b, route, ids, counts."""
+    rng = np.random.default_rng(seed)
     a = rng.standard_normal((T, K)).astype(np.float16)
     b = rng.standard_normal((E, N, K)).astype(np.float16)
     route = rng.integers(0, E, T)
@@ -248,6 +249,12 @@ def test_mul_mat_id_gather_and_scatter():
     for t in range(T):
         ids[route[t], counts[route[t]]] = t
         counts[route[t]] += 1
+    return a, b, route, ids, counts
+
+
+def test_mul_mat_id_gather_and_scatter():
+    T, N, K, E = 70, 50, 48, 3
+    a, b, route, ids, counts = mul_mat_id_inputs(T, N, K, E)
     d = np.full((T, N), -1.0, np.float32)
     kernel("mul_mat_id").dispatch(((T + 31) // 32, (N + 31) // 32, E), {0: a, 1: b, 2: ids, 3: counts, 4: d},
                                   push=np.array([T, N, K], np.uint32))

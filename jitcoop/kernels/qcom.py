@@ -6,7 +6,7 @@ a subgroup's matrix is the array of the invocation with SubgroupLocalInvocationI
 arrays live in spill slots: element j of lane l's array is `S[idx[j], l]` (`idx` lists the slot
 rows of the array's leaves, which need not be consecutive). Matrices pass through dense row-major
 copies `dense[instance, rows * cols]` of the fragment's own dtype (never float64: the
-conversions only move bits), and `jitcoop.kernels.coopmat.scatter` / `gather_raw` here move them
+conversions only move bits), and `jitcoop.kernels.coopmat.scatter` / `gather_src` move them
 between the dense copy and the fragments through the lane layout.
 
 The packed forms put element j of a line in bits [w * (j % p), w * (j % p) + w) of uint32 word
@@ -16,7 +16,8 @@ OpBitcast orders the components of differing vector sizes.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .formats import bits_f32, f16_to_f32, f32_bits, f32_to_f16
 
@@ -54,13 +55,46 @@ def lines_to_dense(state, wait, inv, S, idx, rows, cols, by_col, dense):
                     d[r * cols + c] = S[idx[c], base + r]
 
 
+def _element_of_bits(bits, width, signed, dense):
+    """A packed element's `width` bits as an element of `dense`: integers sign-extended when
+    signed, float16 through f16_to_f32 (NaN payloads kept), float32 bit for bit."""
+
+
+@overload(_element_of_bits)
+def _element_of_bits_impl(bits, width, signed, dense):
+    if isinstance(dense.dtype, types.Float):
+        def impl(bits, width, signed, dense):
+            return f16_to_f32(bits) if width == 16 else bits_f32(bits)
+    else:
+        def impl(bits, width, signed, dense):
+            if signed and (bits >> (width - 1)) & 1:
+                return bits - (np.int64(1) << width)
+            return bits
+    return impl
+
+
+def _bits_of_element(x, width):
+    """The `width` low bits an element packs into (float16 NaN payloads kept)."""
+
+
+@overload(_bits_of_element)
+def _bits_of_element_impl(x, width):
+    if isinstance(x, types.Float):
+        def impl(x, width):
+            return np.int64(f16_bits(x)) if width == 16 else np.int64(f32_bits(x))
+    else:
+        def impl(x, width):
+            return np.int64(x) & ((np.int64(1) << width) - 1)
+    return impl
+
+
 @njit(**_opts)
-def unpack_int(state, wait, inv, S, idx, rows, cols, by_col, width, signed, dense):
-    """Lines from packed uint32 arrays, into integer elements of `width` bits."""
+def unpack(state, wait, inv, S, idx, rows, cols, by_col, width, signed, dense):
+    """Lines from packed uint32 arrays, into elements of `width` bits (integer or float, as
+    `dense` is)."""
     W = state.shape[0]
     per = 32 // width
     mask = (np.int64(1) << width) - 1
-    top = np.int64(1) << (width - 1)
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
@@ -69,47 +103,10 @@ def unpack_int(state, wait, inv, S, idx, rows, cols, by_col, width, signed, dens
             for c in range(cols):
                 line, j = (c, r) if by_col else (r, c)
                 w = np.int64(S[idx[j // per], base + line])
-                v = (w >> (width * (j % per))) & mask
-                if signed and (v & top) != 0:
-                    v -= mask + 1
-                d[r * cols + c] = v
-
-
-@njit(**_opts)
-def unpack_float(state, wait, inv, S, idx, rows, cols, by_col, width, dense):
-    """Lines from packed uint32 arrays, into float16 (held as float32) or float32 elements."""
-    W = state.shape[0]
-    per = 32 // width
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        d = dense[base // inv]
-        for r in range(rows):
-            for c in range(cols):
-                line, j = (c, r) if by_col else (r, c)
-                w = np.int64(S[idx[j // per], base + line])
-                if width == 16:
-                    d[r * cols + c] = f16_to_f32((w >> (16 * (j % per))) & 0xFFFF)
-                else:
-                    d[r * cols + c] = bits_f32(w)
+                d[r * cols + c] = _element_of_bits((w >> (width * (j % per))) & mask, width, signed, dense)
 
 
 # -- extract: fragments -> dense -> per-lane arrays ------------------------------------------------
-@njit(**_opts)
-def gather_raw(state, wait, inv, frag, tab, dense):
-    """Fragments -> dense matrices of the fragment's own dtype (bits kept). A replicated element
-    comes from the highest invocation holding it, like coopmat.gather_f."""
-    W = state.shape[0]
-    L = tab.shape[1]
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        d = dense[base // inv]
-        for l in range(inv):
-            for e in range(L):
-                d[tab[l, e]] = frag[e, base + l]
-
-
 @njit(**_opts)
 def dense_to_lines(state, wait, inv, dense, rows, cols, by_col, S, idx):
     """Lane base + i gets line i (same element type); lanes past the last line get zeros (the
@@ -132,19 +129,11 @@ def dense_to_lines(state, wait, inv, dense, rows, cols, by_col, S, idx):
 
 
 @njit(**_opts)
-def _bits_f(x, width):
-    if width == 16:
-        return np.int64(f16_bits(x))
-    return np.int64(f32_bits(x))
-
-
-@njit(**_opts)
-def pack_int(state, wait, inv, dense, rows, cols, by_col, width, S, idx):
+def pack(state, wait, inv, dense, rows, cols, by_col, width, S, idx):
     """Lane base + i gets line i packed into uint32 words (S is a uint32 slot array); lanes past
     the last line get zeros."""
     W = state.shape[0]
     per = 32 // width
-    mask = (np.int64(1) << width) - 1
     lines = cols if by_col else rows
     n = len(idx)
     for base in range(0, W, inv):
@@ -158,28 +147,5 @@ def pack_int(state, wait, inv, dense, rows, cols, by_col, width, S, idx):
                     for s in range(per):
                         j = k * per + s
                         x = d[j * cols + i] if by_col else d[i * cols + j]
-                        acc |= (np.int64(x) & mask) << (width * s)
-                S[idx[k], base + i] = np.uint32(acc)
-
-
-@njit(**_opts)
-def pack_float(state, wait, inv, dense, rows, cols, by_col, width, S, idx):
-    """pack_int for float16 (held as float32, NaN payloads kept) and float32 elements."""
-    W = state.shape[0]
-    per = 32 // width
-    mask = (np.int64(1) << width) - 1
-    lines = cols if by_col else rows
-    n = len(idx)
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        d = dense[base // inv]
-        for i in range(inv):
-            for k in range(n):
-                acc = np.int64(0)
-                if i < lines:
-                    for s in range(per):
-                        j = k * per + s
-                        x = d[j * cols + i] if by_col else d[i * cols + j]
-                        acc |= (_bits_f(x, width) & mask) << (width * s)
+                        acc |= _bits_of_element(x, width) << (width * s)
                 S[idx[k], base + i] = np.uint32(acc)

@@ -141,15 +141,7 @@ def apps():
                                          2: np.zeros(16, np.uint32)})
 
     T, N, K, E = 70, 50, 48, 3                # test_mul_mat_id_gather_and_scatter
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((T, K)).astype(np.float16)
-    b = rng.standard_normal((E, N, K)).astype(np.float16)
-    route = rng.integers(0, E, T)
-    ids = np.zeros((E, T), np.uint32)
-    counts = np.zeros(E, np.uint32)
-    for t in range(T):
-        ids[route[t], counts[route[t]]] = t
-        counts[route[t]] += 1
+    a, b, _, ids, counts = A.mul_mat_id_inputs(T, N, K, E)
     group("mul_mat_id", sh + "mul_mat_id.spv", options=nv).add(
         ((T + 31) // 32, (N + 31) // 32, E),
         {0: a, 1: b, 2: ids, 3: counts, 4: np.full((T, N), -1.0, np.float32)},

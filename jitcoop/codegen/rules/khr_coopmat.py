@@ -202,7 +202,7 @@ def numerics(em):
     return NUMERICS[n]
 
 
-def _source_table(em, layout) -> str:
+def source_table_of(em, layout) -> str:
     """The name of the module constant [2, rows * cols] saying which (e, lane) each element of a
     fragment's dense form is read from (kernels.coopmat.source_table)."""
     from ...devices.layouts import Layout
@@ -223,7 +223,7 @@ def gather(em, wait, inv, t: CoopMat, block, signed=None, dtype=None) -> str:
     if K.is_striped(t.layout.table, t.rows * t.cols):
         em.line(f"cm.gather_striped(state, {wait}, {inv}, {block}, {d}, {isint}, {width}, {sg})")
     else:
-        em.line(f"cm.gather_src(state, {wait}, {inv}, {block}, {_source_table(em, t.layout)}, {d}, "
+        em.line(f"cm.gather_src(state, {wait}, {inv}, {block}, {source_table_of(em, t.layout)}, {d}, "
                 f"{isint}, {width}, {sg})")
     return d
 

@@ -21,7 +21,7 @@ from ...spirv.types import Array, CoopMat, Scalar, describe, size_of
 from ..emitter import nb_type
 from . import collective, rule
 from .common import from_bits
-from .khr_coopmat import check_scope, mat_type, scope_size
+from .khr_coopmat import check_scope, mat_type, scope_size, source_table_of
 
 CAPABILITY = "CooperativeMatrixConversionQCOM"
 CONSTRUCT, EXTRACT = "OpCompositeConstructCoopMatQCOM", "OpCompositeExtractCoopMatQCOM"
@@ -106,12 +106,12 @@ def line_length(t: CoopMat) -> int:
 
 
 def packing(t: CoopMat, a: Array):
-    """How an array holds one line of t: None (same element type), or ("int"|"float", element
-    width, signed) for the packed uint32 forms."""
+    """How an array holds one line of t: None (same element type), or (element width, signed)
+    for the packed uint32 forms."""
     if a.elem.key() == t.elem.key():
         return None
     e = t.elem
-    return ("float" if e.kind == "float" else "int", e.width, e.kind == "int" and e.signed)
+    return e.width, e.kind == "int" and e.signed
 
 
 def pair_problem(t: CoopMat, a: Array, what: str) -> str | None:
@@ -192,10 +192,8 @@ def _construct(em, ins, wait, resume):
     p = packing(t, a)
     if p is None:
         em.line(f"qc.lines_to_dense({args}, {d})")
-    elif p[0] == "int":
-        em.line(f"qc.unpack_int({args}, {p[1]}, {p[2]}, {d})")
     else:
-        em.line(f"qc.unpack_float({args}, {p[1]}, {d})")
+        em.line(f"qc.unpack({args}, {p[0]}, {p[1]}, {d})")
     em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(t.layout)}, {em.coll_result_block(ins)})")
     em.line(f"sg_resume(state, {wait}, {resume})")
 
@@ -211,18 +209,17 @@ def _extract(em, ins, wait, resume):
     inv = scope_size(em, t)
     check_scope(em, ins, wait, t)
     d = em.dense(em.W // inv, t.rows * t.cols, _dtype(t.elem))
-    em.line(f"qc.gather_raw(state, {wait}, {inv}, {em.coll_block(ins.operands[0])}, "
-            f"{em.table(t.layout)}, {d})")
+    # isint False: the fragment's own dtype, bits kept (no sign extension or float64)
+    em.line(f"cm.gather_src(state, {wait}, {inv}, {em.coll_block(ins.operands[0])}, "
+            f"{source_table_of(em, t.layout)}, {d}, False, 0, False)")
     S, idx = _slot_rows(em, em.coll_result(ins))
     by_col = t.use == 1
     args = f"state, {wait}, {inv}, {d}, {t.rows}, {t.cols}, {by_col}"
     p = packing(t, a)
     if p is None:
         em.line(f"qc.dense_to_lines({args}, {S}, {idx})")
-    elif p[0] == "int":
-        em.line(f"qc.pack_int({args}, {p[1]}, {S}, {idx})")
     else:
-        em.line(f"qc.pack_float({args}, {p[1]}, {S}, {idx})")
+        em.line(f"qc.pack({args}, {p[0]}, {S}, {idx})")
     em.line(f"sg_resume(state, {wait}, {resume})")
 
 

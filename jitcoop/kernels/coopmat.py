@@ -29,7 +29,7 @@ from numba import literally, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .formats import (bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f16_to_f32_fast, f32_bits,
+from .formats import (bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast, f32_bits,
                       f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f64_to_bf16, f64_to_e4m3,
                       f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
@@ -703,7 +703,7 @@ def _read(a, fmt):
     if fmt == F64:
         return ld_f64(a), np.int64(0)
     if fmt == F16:
-        return np.float64(f16_to_f32(ld_u16(a))), np.int64(0)
+        return np.float64(f16_to_f32_fast(ld_u16(a))), np.int64(0)
     if fmt == BF16:
         return np.float64(bf16_to_f32(ld_u16(a))), np.int64(0)
     if fmt == E4M3:
@@ -782,7 +782,6 @@ def load(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, co
     Returns -1, or the first lane of an instance whose access is out of bounds (info: offset,
     span)."""
     W = state.shape[0]
-    L = tab.shape[1]
     for base in range(0, W, inv):
         if state[base] != wait:
             continue

@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit
 
 from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
-from .memory import ld_u8, ld_u16
+from .memory import ld_u8
 from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
-from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f16_to_f32_fast
+from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -295,8 +295,6 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                     if not _span_ok(a, esize, lo, hi, ranges):
                         st = OUT_OF_BOUNDS
                         info[1] = a - lo
-                    elif fmt == F16:
-                        dense_f[k] = f16_to_f32_fast(ld_u16(a))
                     else:
                         dense_f[k], dense_i[k] = _read(a, fmt)
                 elif st == CLAMPED:

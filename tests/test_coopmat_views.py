@@ -58,6 +58,58 @@ def test_load_store_layouts_strides_and_stride0():
     np.testing.assert_array_equal(w, ww)
 
 
+# Row-major loads into the striped layout copy whole runs of a row at once (16 elements per
+# vector step, float16 through F16C): every bit pattern arrives unchanged (float stores then
+# write NaNs as their format's quiet NaN, see stored_16), with odd strides, rows that pack into fragment rows (8x16), rows that span several
+# (16x64 int8), runs with no vector step (8x8), and a width that neither packs nor spans (16x48).
+LDRUN = [("f16_16x32", np.uint16, 16, 32), ("f16_16x48", np.uint16, 16, 48),
+         ("f16_8x16", np.uint16, 8, 16), ("bf16_16x32", np.uint16, 16, 32),
+         ("f32_16x16", np.uint32, 16, 16), ("s8_16x64", np.uint8, 16, 64),
+         ("u16_16x16", np.uint16, 16, 16), ("s32_8x8", np.uint32, 8, 8)]
+
+
+def stored_16(h, bf16):
+    """16-bit float bits after a store of the value: float16 NaNs become 0x7E00 (sign kept),
+    bfloat16 NaNs get their quiet bit (0x40) set; everything else is exact."""
+    h = np.array(h, np.uint16)
+    if bf16:
+        nan = ((h & 0x7F80) == 0x7F80) & ((h & 0x7F) != 0)
+        h[nan] |= 0x40
+    else:
+        nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
+        h[nan] = (h[nan] & 0x8000) | 0x7E00
+    return h
+
+
+@pytest.mark.parametrize("name,dt,rows,cols", LDRUN, ids=[x[0] for x in LDRUN])
+def test_row_major_loads_keep_every_bit(name, dt, rows, cols):
+    k = kernel(f"ldrun_{name}", "generic")
+    n = rows * cols
+    if dt == np.uint16:
+        pool = np.random.default_rng(3).permutation(65536).astype(np.uint16)   # every pattern
+    else:
+        pool = np.random.default_rng(3).integers(0, np.iinfo(dt).max, 70000, dtype=np.uint64).astype(dt)
+    if dt == np.uint32:     # float32 signalling NaNs and both zeros among them
+        pool[:4] = [0x7F800001, 0xFFBFFFFF, 0x80000000, 0x7FC00000]
+    tiles = -(-len(pool) // n)
+    tiles += tiles % 2                                  # 2 subgroups per workgroup
+    off, srow, sout = 5, cols + 3, cols + 1
+    tin, tout = rows * srow + 7, rows * sout
+    x = np.zeros(tiles * tin + off, dt)
+    want = np.full(tiles * tout, 0xA5, dt)
+    vals = np.resize(pool, tiles * n).reshape(tiles, rows, cols)
+    for t in range(tiles):
+        for r in range(rows):
+            x[t * tin + off + r * srow:][:cols] = vals[t, r]
+            want[t * tout + r * sout:][:cols] = vals[t, r]
+    y = np.full(tiles * tout, 0xA5, dt)
+    k.dispatch(tiles // 2, {0: x, 1: y}, push=np.array([off, tin, srow, tout, sout], np.uint32))
+    if name.startswith(("f16", "bf16")):
+        want = stored_16(want, name.startswith("bf16"))
+    bad = np.flatnonzero(y != want)
+    assert bad.size == 0, f"{bad.size} differ; first at {bad[0]}: {y[bad[0]]:#x}, want {want[bad[0]]:#x}"
+
+
 @pytest.mark.slow
 def test_load_store_on_nvidia_layout():
     k = kernel("ldst", "nvidia", {10: 32})

@@ -74,6 +74,7 @@ class CallbackGen(KernelGen):
         self.hoisted = set()
         self.bytes_slot = None
         self.resident, self.resident_vars = set(), set()    # no matrices in a callback
+        self.coalesced = {}
 
     # -- what differs from a kernel ---------------------------------------------------------------
     def _emit_workgroup_init(self):

@@ -297,6 +297,7 @@ class KernelGen:
             if v not in in_memory and self._promotable(v, users):
                 self.promoted.add(v)
         self._find_resident()
+        self._coalesce_phis()
         frame = 0
         placed = [(v, self.var_types[v].pointee) for v in candidates
                   if v not in self.promoted and v not in self.resident_vars]
@@ -341,6 +342,76 @@ class KernelGen:
                         or (op == "OpLoad" and ins.operands[0] in self.resident_vars)):
                     self.resident.add(ins.result)
 
+    # Collectives whose result may share the rows of their C operand: each reads an element of C
+    # before it writes that element of the result, or reads all of C before writing any.
+    IN_PLACE = {"OpCooperativeMatrixMulAddKHR": 2}
+
+    def _coalesce_phis(self):
+        """Give a loop's resident matrix phi P and the value V it takes on the back edge one set
+        of slot rows, so the back edge copies nothing. (A 128 x 128 accumulator copied per lane
+        through rows 1 KiB apart cost more than the MulAdd itself.) Safe when V's only phi use
+        is P, V's definition reads P at most as an in-place operand, and P's old value is dead
+        once V is written: no use of P after V's definition in its block, nor in any block V's
+        block reaches before it is back at P's block."""
+        self.coalesced: dict[int, int] = {}
+        bmap = self._bmap()
+        where = {}                                   # value -> (block, index of its definition)
+        for b in self.ff.blocks:
+            for i, ins in enumerate(b.instrs):
+                if ins.result is not None:
+                    where[ins.result] = (b, i)
+        for pb in self.ff.blocks:
+            for phi in pb.phis:
+                p = phi.result
+                if p not in self.resident:
+                    continue
+                cands = [phi.operands[i] for i in range(0, len(phi.operands), 2)]
+                for v in cands:
+                    if (v not in self.resident or v in self.coalesced or v == p or v not in where
+                            or self.value_type(v) != self.value_type(p)):
+                        continue
+                    if self._coalescible(p, pb, v, where, bmap):
+                        self.coalesced[v] = p
+                        break
+
+    def _coalescible(self, p, pb, v, where, bmap) -> bool:
+        vb, vi = where[v]
+        vdef = vb.instrs[vi]
+        if vdef.opname == "OpPhi":
+            return False
+        for u in self.users.get(v, ()):
+            if u.opname == "OpPhi" and u.result != p:
+                return False
+        reads = [x for x in used_ids(vdef)]
+        if p in reads:
+            pos = self.IN_PLACE.get(vdef.opname)
+            if pos is None or reads.count(p) != 1 or vdef.operands[pos] != p:
+                return False
+        # Blocks reached from V's block before P's block comes round again.
+        seen, todo = set(), list(vb.succs())
+        while todo:
+            lab = todo.pop()
+            if lab in seen or lab == pb.label or lab not in bmap:
+                continue
+            seen.add(lab)
+            todo.extend(bmap[lab].succs())
+        if vb.label in seen:
+            return False
+        after = set(id(x) for x in vb.instrs[vi + 1:]) | {id(vb.term)}
+        for u in self.users.get(p, ()):
+            if id(u) in after:
+                return False
+            if u.opname == "OpPhi":
+                # a phi reading P on an edge from V's block or one it reaches
+                for i in range(0, len(u.operands), 2):
+                    if u.operands[i] == p and (u.operands[i + 1] in seen or u.operands[i + 1] == vb.label):
+                        return False
+        for lab in seen:
+            b = bmap[lab]
+            if any(p in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
+                return False
+        return True
+
     def is_resident(self, vid) -> bool:
         return vid in self.resident
 
@@ -349,6 +420,7 @@ class KernelGen:
         if isinstance(x, tuple):
             t, prefix = self.var_types[x[1]].pointee, f"rv{x[1]}" if x[1] >= 0 else f"rs{-x[1]}"
         else:
+            x = self.coalesced.get(x, x)
             t, prefix = self.value_type(x), f"r{x}"
         lt = self.leaf_types(t)          # one leaf type (matrix component, or uint32 for layouts)
         names = [f"{prefix}_{i}" for i in range(len(lt))]
@@ -381,7 +453,8 @@ class KernelGen:
                 self.line(f"{arr}[{d0 + i}, lane] = {v}")
             return
         sarr, s0, _ = self.resident_block(src)
-        self.line(f"sg_lane_copy({arr}, {d0}, {s0}, {n}, lane)")
+        if (sarr, s0) != (arr, d0):          # not a coalesced phi (_coalesce_phis)
+            self.line(f"sg_lane_copy({arr}, {d0}, {s0}, {n}, lane)")
 
     def _find_callbacks(self):
         """The SPIR-V functions cooperative instructions call per element, by function id."""

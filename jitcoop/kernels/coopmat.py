@@ -29,7 +29,7 @@ from numba import literally, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .formats import (bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast, f32_bits,
+from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast, f32_bits,
                       f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f64_to_bf16, f64_to_e4m3,
                       f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
@@ -776,11 +776,12 @@ def _span_ok(base, span, lo, hi, ranges):
 
 @njit(**_opts)
 def load(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, col_major, fmt,
-         lo, hi, ranges, info):
+         lo, hi, ranges, info, run):
     """OpCooperativeMatrixLoadKHR for each waiting instance: element (r, c) comes from
     addr + r * stride * psize + c * esize (row major; rows and columns swap for column major).
-    Returns -1, or the first lane of an instance whose access is out of bounds (info: offset,
-    span)."""
+    `run` > 0 says the layout is the striped one and `run` consecutive elements of a row land in
+    consecutive lanes of one fragment row (run_length). Returns -1, or the first lane of an
+    instance whose access is out of bounds (info: offset, span)."""
     W = state.shape[0]
     for base in range(0, W, inv):
         if state[base] != wait:
@@ -793,8 +794,108 @@ def load(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, co
             info[1] = span
             info[2] = s
             return base
-        _load_instance(frag, base, inv, tab, cols, p, s * psize, esize, col_major, fmt)
+        if run > 0:
+            _load_runs(frag, base, inv, rows, cols, p, s * psize, esize, fmt, run)
+        else:
+            _load_instance(frag, base, inv, tab, cols, p, s * psize, esize, col_major, fmt)
     return -1
+
+
+def run_length(tab, rows, cols, col_major) -> int:
+    """For a row-major load into the striped layout (linear element k = e * inv + lane): the
+    length of the stretches that are contiguous both in memory and in one fragment row (a whole
+    row when rows pack into fragment rows, a fragment row when rows span several); 0 when the
+    layout is another or the memory is column major."""
+    inv = tab.shape[0]
+    if col_major or not is_striped(tab, rows * cols):
+        return 0
+    if inv % cols == 0:
+        return cols
+    if cols % inv == 0:
+        return inv
+    return 0
+
+
+@njit(**_opts)
+def _load_runs(frag, base, inv, rows, cols, p, major, esize, fmt, run):
+    """The striped layout's fragments, a run of memory at a time: element k = r * cols + c
+    (row major) is frag[k // inv, base + k % inv]."""
+    for r in range(rows):
+        src = p + r * major
+        for c0 in range(0, cols, run):
+            k = r * cols + c0
+            e = k // inv
+            _copy_run(frag, e, base + k - e * inv, src + c0 * esize, run, fmt)
+
+
+@njit(**_opts)
+def _copy_run(frag, e, j, a, n, fmt):
+    """frag[e, j : j + n] = the n elements of format fmt at address a: 16 at a time in vector
+    code for the formats the fragments hold bit for bit (or float16 through F16C), the rest
+    and any tail element by element."""
+    done = 0
+    if fmt == F16 and HAS_F16C:
+        while done + 16 <= n:
+            _vcopy(frag, e, j + done, a + 2 * done, 1)
+            done += 16
+    elif fmt == F32 or fmt == F64 or fmt >= S8:
+        while done + 16 <= n:
+            _vcopy(frag, e, j + done, a + esize_of(fmt) * done, 0)
+            done += 16
+    for i in range(done, n):
+        f, v = _read(a + esize_of(fmt) * i, fmt)
+        if fmt <= E5M2:
+            frag[e, j + i] = f
+        else:
+            frag[e, j + i] = v
+
+
+@njit(inline="always", **_opts)
+def esize_of(fmt):
+    if fmt == F64 or fmt == S64 or fmt == U64:
+        return 8
+    if fmt == F32 or fmt == S32 or fmt == U32:
+        return 4
+    if fmt == F16 or fmt == BF16 or fmt == S16 or fmt == U16:
+        return 2
+    return 1
+
+
+@intrinsic(prefer_literal=True)
+def _vcopy(typingctx, frag, e, j, a, kind):
+    """16 elements from address a to frag[e, j:j+16]: kind 0 copies the fragment type's own
+    bits; kind 1 converts float16 to float32 (F16C, NaNs rebuilt bit for bit as in
+    formats._f16_to_f32_hw: the instruction would quiet signalling NaNs)."""
+    if not isinstance(kind, types.IntegerLiteral):
+        return None
+    k = kind.literal_value
+
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        ft, ev, jv, av = sig.args[0].dtype, args[1], args[2], args[3]
+        row = builder.mul(ev, builder.extract_value(arr.strides, 0))
+        dst = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
+        dst = builder.gep(builder.bitcast(dst, context.get_value_type(ft).as_pointer()), [jv])
+        if k == 0:
+            vt = ir.VectorType(ir.IntType(ft.bitwidth), 16)
+            v = builder.load(builder.inttoptr(av, vt.as_pointer()), align=1)
+        else:
+            i16, i32 = ir.IntType(16), ir.IntType(32)
+            v16 = ir.VectorType(i16, 16)
+            vi = ir.VectorType(i32, 16)
+            h = builder.load(builder.inttoptr(av, v16.as_pointer()), align=1)
+            f = builder.fpext(builder.bitcast(h, ir.VectorType(ir.HalfType(), 16)),
+                              ir.VectorType(ir.FloatType(), 16))
+            c = lambda x: ir.Constant(vi, [x] * 16)
+            hx = builder.zext(h, vi)
+            is_nan = builder.icmp_unsigned(">", builder.and_(hx, c(0x7FFF)), c(0x7C00))
+            nan = builder.or_(builder.or_(builder.shl(builder.and_(hx, c(0x8000)), c(16)), c(0x7F800000)),
+                              builder.shl(builder.and_(hx, c(0x3FF)), c(13)))
+            v = builder.select(is_nan, nan, builder.bitcast(f, vi))
+            vt = vi
+        builder.store(v, builder.bitcast(dst, vt.as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.none(frag, types.int64, types.int64, types.int64, kind), codegen
 
 
 @njit(**_opts)

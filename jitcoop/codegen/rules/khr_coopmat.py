@@ -112,9 +112,10 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     check_uniform(em, ins, wait, t, stride, "Stride")
     lo, hi = ("0", "0") if p.root is None else (p.root[0], f"{p.root[0]} + {p.root[1]}")
     fn = "store" if store else "load"
+    run = "" if store else f", {K.run_length(t.layout.table, t.rows, t.cols, col_major)}"
     em.line(f"bad = cm.{fn}(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {t.rows}, {t.cols}, "
             f"{addr}, {stride}, {psize}, {t.elem.size}, {col_major}, {fmt_of(t.elem)}, "
-            f"np.int64({lo}), np.int64({hi}), ranges, {em.info_array()})")
+            f"np.int64({lo}), np.int64({hi}), ranges, {em.info_array()}{run})")
     where = em.root_desc(p.root[0]) if p.root is not None else "any buffer"
     rule_words = "Stride must be positive" if store else "Stride must not be negative"
     em.line("if bad >= 0:")

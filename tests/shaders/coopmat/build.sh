@@ -38,3 +38,17 @@ $G $V -DPART=2 arith.comp -o arith_i.spv >/dev/null
 for s in ldst ldst_mem perlane flow flow_struct flow_undef arith_imts convert convert_a bad bad2 wg; do
     $G $V $s.comp -o $s.spv >/dev/null
 done
+
+# ldrun.comp: name element rows cols [extra glslang arguments]
+ldrun() {
+    name=$1; e=$2; r=$3; c=$4; shift 4
+    $G $V -DETYPE=$e -DROWS=$r -DCOLS=$c "$@" ldrun.comp -o ldrun_$name.spv >/dev/null
+}
+ldrun f16_16x32 float16_t 16 32
+ldrun f16_16x48 float16_t 16 48
+ldrun f16_8x16 float16_t 8 16
+ldrun bf16_16x32 bfloat16_t 16 32 "-P$BF16"
+ldrun f32_16x16 float 16 16
+ldrun s8_16x64 int8_t 16 64
+ldrun u16_16x16 uint16_t 16 16
+ldrun s32_8x8 int32_t 8 8

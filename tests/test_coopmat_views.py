@@ -154,6 +154,26 @@ def run_perlane(profile, j=3):
     return PERLANE[profile, j]
 
 
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_loop_carried_accumulator_old_value_used_after_muladd(profile):
+    """flow_acc: `prev = acc; acc = MulAdd(.., acc); store(prev)` in a loop must store the old
+    accumulator (the phi cannot share the MulAdd result's storage), while a second accumulator
+    nobody reads after its MulAdd can. Small integers keep every sum exact."""
+    k = kernel("flow_acc", profile)
+    n = 5
+    rng = np.random.default_rng(8)
+    a = rng.integers(-3, 4, (n, 16, 16)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, 16, 16)).astype(np.float16)
+    o = np.full((n + 2, 16, 16), -1, np.float32)
+    k.dispatch(1, {0: a, 1: b, 2: o}, push=np.array([n], np.uint32))
+    acc = np.zeros((16, 16))
+    for i in range(n):
+        np.testing.assert_array_equal(o[i], acc, err_msg=f"step {i}")
+        acc = acc + a[i].astype(np.float64) @ b[i].astype(np.float64)
+    np.testing.assert_array_equal(o[n], acc)
+    np.testing.assert_array_equal(o[n + 1], acc + 1)
+
+
 @pytest.mark.parametrize("profile", PROFILES3)
 def test_perlane_layout_independent_results(profile):
     x, ln, s, ids, rt, dyn = run_perlane(profile)

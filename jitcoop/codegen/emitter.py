@@ -771,9 +771,10 @@ class KernelGen:
         self.lines = []
         self.indent = 0
         self._find_mergeable()
+        self._find_simple_loops()
         first = True
         for b in self.ff.blocks:
-            if b.label in self.merged:
+            if b.label in self.merged or b.label in self.loop_bodies:
                 continue            # emitted inside its only predecessor
             idx = self.block_index[b.label]
             self.line(f"{'if' if first else 'elif'} b == {idx}:")
@@ -782,7 +783,10 @@ class KernelGen:
             if idx == 0:
                 self.current_block = b
                 self._emit_lane_init()
-            self._emit_block_body(b)
+            if b.label in self.simple_loops:
+                self._emit_simple_loop(b)
+            else:
+                self._emit_block_body(b)
             self.indent -= 1
         self.line("else:")
         self.line("    break")
@@ -821,6 +825,69 @@ class KernelGen:
                 continue
             if len(preds.get(t, ())) == 1:
                 self.merged.add(t)
+
+    def _find_simple_loops(self):
+        """Loops of lane code with one exit, at the header, and a straight body: header H ends
+        in a conditional branch to its body B (entered from H alone) or out; B and the blocks
+        merged after it end back at H. Such a loop is emitted as a Python `while` inside H's
+        case, so an iteration costs no dispatch through the block switch (measured: a shared
+        memory staging loop ran at about 6 ns per element through the switch)."""
+        self.simple_loops: dict[int, tuple[int, int, bool]] = {}
+        self.loop_bodies: set[int] = set()
+        self.inline_loop = None
+        preds = {}
+        for b in self.ff.blocks:
+            for t in set(b.succs()):
+                preds.setdefault(t, []).append(b.label)
+        bmap = self._bmap()
+        entry = self.ff.blocks[0].label
+        for h in self.ff.blocks:
+            t = h.term
+            if (h.collective or h.label == entry or t.opname != "OpBranchConditional"
+                    or t.operands[1] == t.operands[2] or h.label in self.merged
+                    or (self.has_collectives and self._is_resume(h))):
+                continue
+            for on_true, (body, out) in ((True, t.operands[1:3]), (False, t.operands[2:0:-1])):
+                if self._straight_back(h.label, body, preds, bmap):
+                    self.simple_loops[h.label] = (body, out, on_true)
+                    self.loop_bodies.add(body)
+                    break
+
+    def _straight_back(self, h, body, preds, bmap) -> bool:
+        """Whether body (entered from h alone) runs straight, through merged blocks only, back to h."""
+        if preds.get(body) != [h] or body not in bmap or body in self.merged:
+            return False
+        cur = bmap[body]
+        for _ in range(64):
+            if cur.collective or (self.has_collectives and self._is_resume(cur)):
+                return False
+            if cur.term.opname != "OpBranch":
+                return False
+            nxt = cur.term.operands[0]
+            if nxt == h:
+                return True
+            if nxt not in self.merged or nxt not in bmap:
+                return False
+            cur = bmap[nxt]
+        return False
+
+    def _emit_simple_loop(self, h):
+        body, out, on_true = self.simple_loops[h.label]
+        self.line("while True:")
+        self.indent += 1
+        self.current_block = h
+        for ins in h.instrs:
+            self._emit_instruction(ins)
+        cond = self.val(h.term.operands[0])
+        self.line(f"if {'not ' if on_true else ''}{cond}:")
+        self.indent += 1
+        self.goto(out)
+        self.line("break")
+        self.indent -= 1
+        self.inline_loop = h.label
+        self._emit_block_body(self._bmap()[body])
+        self.inline_loop = None
+        self.indent -= 1
 
     def _is_resume(self, b) -> bool:
         return b.label in self.resume_labels
@@ -1053,6 +1120,9 @@ class KernelGen:
             # thread's failure) is this check.
             self.line("if cancel[0] != 0:")
             self.line(f"    err[0] = -1; err[1] = wg; err[2] = lane; {self.fail_return}")
+        if target == self.inline_loop:
+            self.line("continue")           # the back edge of a loop emitted as `while`
+            return
         self.line(f"b = {self.block_index[target]}")
 
     def _forwardable(self, b) -> bool:

@@ -29,9 +29,9 @@ from numba import literally, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast, f32_bits,
-                      f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f64_to_bf16, f64_to_e4m3,
-                      f64_to_e5m2, round_f16_64)
+from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast,
+                      f32_bits, f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f32_to_f16_fast,
+                      f64_to_bf16, f64_to_e4m3, f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
                      st_f64, st_i64, st_u8, st_u16, st_u32)
 from .scalar import in_ranges
@@ -732,7 +732,7 @@ def _write(a, fmt, f, i):
     elif fmt == F64:
         st_f64(a, f)
     elif fmt == F16:
-        st_u16(a, f32_to_f16(np.float32(f)))
+        st_u16(a, f32_to_f16_fast(np.float32(f)))
     elif fmt == BF16:
         st_u16(a, f32_to_bf16(np.float32(f)))
     elif fmt == E4M3:

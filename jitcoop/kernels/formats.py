@@ -36,7 +36,8 @@ from numba.extending import intrinsic
 
 __all__ = [
     "f32_bits", "bits_f32", "f64_bits", "bits_f64",
-    "f32_to_f16", "f64_to_f16", "f16_to_f32", "round_f16", "round_f16_64",
+    "f32_to_f16", "f64_to_f16", "f16_to_f32", "f32_to_f16_fast", "f16_to_f32_fast", "round_f16",
+    "round_f16_64",
     "f32_to_bf16", "f64_to_bf16", "bf16_to_f32", "round_bf16",
     "f32_to_e4m3", "f64_to_e4m3", "e4m3_to_f32", "round_e4m3", "f16_to_e4m3",
     "f32_to_e5m2", "f64_to_e5m2", "e5m2_to_f32", "round_e5m2", "f16_to_e5m2",
@@ -198,13 +199,36 @@ def _f16_to_f32_hw(typingctx, h):
     return types.float32(types.int64), codegen
 
 
+@intrinsic
+def _f32_to_f16_hw(typingctx, x):
+    """float32 -> float16 bits by the processor's conversion (F16C, round to nearest even), NaNs
+    written as f32_to_f16 writes them (0x7E00 with the sign) rather than with their payload."""
+    def codegen(context, builder, sig, args):
+        i16, i32 = ir.IntType(16), ir.IntType(32)
+        h = builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), i16)
+        b = builder.bitcast(args[0], i32)
+        is_nan = builder.icmp_unsigned(">", builder.and_(b, ir.Constant(i32, 0x7FFFFFFF)),
+                                       ir.Constant(i32, 0x7F800000))
+        nan = builder.trunc(builder.or_(builder.and_(builder.lshr(b, ir.Constant(i32, 16)),
+                                                     ir.Constant(i32, 0x8000)),
+                                        ir.Constant(i32, 0x7E00)), i16)
+        return builder.select(is_nan, nan, h)
+    return types.uint16(types.float32), codegen
+
+
 if HAS_F16C:
     @njit(**_JIT)
     def f16_to_f32_fast(h):
         """f16_to_f32, branch-free so that loops over it vectorize."""
         return _f16_to_f32_hw(np.int64(h))
+
+    @njit(**_JIT)
+    def f32_to_f16_fast(x):
+        """f32_to_f16 in two instructions and a select (the same bits for every input)."""
+        return _f32_to_f16_hw(np.float32(x))
 else:
     f16_to_f32_fast = f16_to_f32
+    f32_to_f16_fast = f32_to_f16
 
 
 @njit(**_JIT)

@@ -78,7 +78,7 @@ def leaf_format(s: Scalar) -> LeafFormat:
     if s.encoding == "bf16":
         return LeafFormat("u16", "f32_to_bf16({})", "bf16_to_f32({})")
     if s.width == 16:
-        return LeafFormat("u16", "f32_to_f16({})", "f16_to_f32({})")
+        return LeafFormat("u16", "f32_to_f16_fast({})", "f16_to_f32_fast({})")
     return LeafFormat("u8", f"f32_to_{s.encoding}({{}}, False)", f"{s.encoding}_to_f32({{}})")
 
 

@@ -154,12 +154,14 @@ def run_perlane(profile, j=3):
     return PERLANE[profile, j]
 
 
-@pytest.mark.parametrize("profile", ["generic", "nvidia"])
-def test_loop_carried_accumulator_old_value_used_after_muladd(profile):
+@pytest.mark.parametrize("profile,shader", [("generic", "flow_acc"), ("nvidia", "flow_acc"),
+                                            ("generic", "flow_acc_vars")])
+def test_loop_carried_accumulator_old_value_used_after_muladd(profile, shader):
     """flow_acc: `prev = acc; acc = MulAdd(.., acc); store(prev)` in a loop must store the old
-    accumulator (the phi cannot share the MulAdd result's storage), while a second accumulator
-    nobody reads after its MulAdd can. Small integers keep every sum exact."""
-    k = kernel("flow_acc", profile)
+    accumulator (the phi, or in flow_acc_vars the variable, cannot share the MulAdd result's
+    storage), while a second accumulator nobody reads after its MulAdd can. Small integers keep
+    every sum exact."""
+    k = kernel(shader, profile)
     n = 5
     rng = np.random.default_rng(8)
     a = rng.integers(-3, 4, (n, 16, 16)).astype(np.float16)

@@ -159,7 +159,7 @@ class CallbackGen(KernelGen):
         body = self._emit_blocks()
         from ..runtime.cache import JIT_OPTIONS
         I = "    "
-        out = [f"@njit({JIT_OPTIONS})",
+        out = [f"@njit(inline=\"always\", {JIT_OPTIONS})",
                f"def {self.callback}({', '.join(params + ['bind', 'push', 'scratch', 'ranges', 'err', 'cancel', 'grid', 'wg', 'lane'])}):"]
         a = out.append
         a(I + "ngx = grid[0]; ngy = grid[1]; ngz = grid[2]")

@@ -298,6 +298,7 @@ class KernelGen:
                 self.promoted.add(v)
         self._find_resident()
         self._coalesce_phis()
+        self._coalesce_vars()
         frame = 0
         placed = [(v, self.var_types[v].pointee) for v in candidates
                   if v not in self.promoted and v not in self.resident_vars]
@@ -344,7 +345,8 @@ class KernelGen:
 
     # Collectives whose result may share the rows of their C operand: each reads an element of C
     # before it writes that element of the result, or reads all of C before writing any.
-    IN_PLACE = {"OpCooperativeMatrixMulAddKHR": 2}
+    # (a tensor load keeps the Object's element wherever it loads nothing: the same position)
+    IN_PLACE = {"OpCooperativeMatrixMulAddKHR": 2, "OpCooperativeMatrixLoadTensorNV": 1}
 
     def _coalesce_phis(self):
         """Give a loop's resident matrix phi P and the value V it takes on the back edge one set
@@ -412,15 +414,113 @@ class KernelGen:
                 return False
         return True
 
+    def _coalesce_vars(self):
+        """Matrix variables (unoptimized SPIR-V keeps accumulators in Function variables) without
+        a row copy per load and store: a load whose uses all come before the next store to the
+        variable reads the variable's rows; a value whose one use is a store to the variable is
+        made in the variable's rows when nothing reads the variable between (its definition may
+        read the old value only as an in-place operand). Positions are compared along straight
+        runs of blocks (the pieces a collective splits a block into, and merged blocks), so a
+        load's uses and a store's value must lie in the run of the instruction itself."""
+        if not self.resident_vars:
+            return
+        blocks = self.ff.blocks
+        preds = {}
+        for b in blocks:
+            for t in set(b.succs()):
+                preds.setdefault(t, []).append(b.label)
+        entry = blocks[0].label
+        nxt = {}
+        for b in blocks:
+            if b.term.opname == "OpBranch":
+                t = b.term.operands[0]
+                if preds.get(t) == [b.label] and t != entry and t != b.label:
+                    nxt[b.label] = t
+        bmap = self._bmap()
+        where = {}                  # id(instruction) -> (run, position)
+        followers = set(nxt.values())
+        for b in blocks:
+            if b.label in followers:
+                continue
+            lab, pos = b.label, 0
+            while lab is not None and lab in bmap:
+                for ins in bmap[lab].instrs + [bmap[lab].term]:
+                    where[id(ins)] = (b.label, pos)
+                    pos += 1
+                lab = nxt.get(lab)
+        defs = {}
+        acc = {}                    # variable -> [(run, pos, instruction)] of its loads and stores
+        for b in blocks:
+            for ins in b.instrs:
+                if ins.result is not None:
+                    defs[ins.result] = ins
+                if ins.opname in ("OpLoad", "OpStore") and ins.operands[0] in self.resident_vars:
+                    acc.setdefault(ins.operands[0], []).append(where.get(id(ins), (None, 0)) + (ins,))
+
+        def uses_in_run(v, run, after):
+            """Positions of v's uses, all in `run` after `after`; None if any is not."""
+            out = []
+            for u in self.users.get(v, ()):
+                w = where.get(id(u))
+                if u.opname == "OpPhi" or w is None or w[0] != run or w[1] <= after:
+                    return None
+                out.append((w[1], u))
+            return out
+
+        aliased = {}                # load result -> (run, pos, last use position)
+        for x, items in acc.items():
+            for run, pos, ins in items:
+                if ins.opname != "OpLoad" or run is None or ins.result not in self.resident:
+                    continue
+                if ins.result in self.coalesced:
+                    continue
+                us = uses_in_run(ins.result, run, pos)
+                if not us:
+                    continue
+                last = max(p for p, _ in us)
+                if any(r == run and op.opname == "OpStore" and pos < p2 <= last
+                       and not (p2 == last and op.operands[1] == ins.result)
+                       for r, p2, op in items):
+                    continue
+                aliased[ins.result] = (run, pos, last)
+                self.coalesced[ins.result] = ("var", x)
+        for x, items in acc.items():
+            t = self.var_types[x].pointee
+            for run, pos, st in items:
+                if st.opname != "OpStore" or run is None:
+                    continue
+                v = st.operands[1]
+                d = defs.get(v)
+                if (d is None or v not in self.resident or v in self.coalesced or d.opname == "OpPhi"
+                        or self.value_type(v) != t or len(self.users.get(v, ())) != 1):
+                    continue
+                dw = where.get(id(d))
+                if dw is None or dw[0] != run or dw[1] >= pos:
+                    continue
+                if any(r == run and dw[1] < p2 < pos for r, p2, _ in items):
+                    continue        # the variable is read or written between
+                ok = True
+                for lres, (lr, lp, last) in aliased.items():
+                    if self.coalesced.get(lres) != ("var", x) or lr != run or lp >= dw[1]:
+                        continue
+                    if last > dw[1]:
+                        ok = False
+                    elif last == dw[1]:
+                        at = self.IN_PLACE.get(d.opname)
+                        ok = ok and at is not None and d.operands[at] == lres and used_ids(d).count(lres) == 1
+                if ok:
+                    self.coalesced[v] = ("var", x)
+
     def is_resident(self, vid) -> bool:
         return vid in self.resident
 
     def resident_names(self, x) -> list[str]:
         """Names of the slot rows of a resident value (an id) or variable (("var", id))."""
+        if not isinstance(x, tuple):
+            x = self.coalesced.get(x, x)     # a value sharing a phi's or variable's rows
         if isinstance(x, tuple):
             t, prefix = self.var_types[x[1]].pointee, f"rv{x[1]}" if x[1] >= 0 else f"rs{-x[1]}"
         else:
-            x = self.coalesced.get(x, x)
             t, prefix = self.value_type(x), f"r{x}"
         lt = self.leaf_types(t)          # one leaf type (matrix component, or uint32 for layouts)
         names = [f"{prefix}_{i}" for i in range(len(lt))]

@@ -53,6 +53,7 @@ ldrun s8_16x64 int8_t 16 64
 ldrun u16_16x16 uint16_t 16 16
 ldrun s32_8x8 int32_t 8 8
 
-# flow_acc.comp: optimized, so that its accumulators are phis
+# flow_acc.comp: as it comes (accumulators in variables), and optimized (phis)
+$G $V flow_acc.comp -o flow_acc_vars.spv >/dev/null
 $G $V flow_acc.comp -o /tmp/flow_acc.spv >/dev/null
 ${SPIRV_OPT:-spirv-opt} -O /tmp/flow_acc.spv -o flow_acc.spv

@@ -233,7 +233,10 @@ else:
 
 @njit(**_JIT)
 def round_f16(x):
-    """The float32 value of f16_to_f32(f32_to_f16(x)), fast path for normal float16 results."""
+    """The float32 value of f16_to_f32(f32_to_f16(x)): through F16C where the processor has it
+    (both halves give the software's bits), else with a fast path for normal float16 results."""
+    if HAS_F16C:
+        return f16_to_f32_fast(f32_to_f16_fast(x))
     b = np.int64(f32_bits(x))
     a = b & 0x7FFFFFFF
     if a >= 0x38800000 and a < 0x477FF000:     # [2**-14, 65520): stays a normal float16
@@ -243,7 +246,17 @@ def round_f16(x):
 
 @njit(**_JIT)
 def round_f16_64(x):
-    """A float64 rounded (once) to float16, as a float32."""
+    """A float64 rounded (once) to float16, as a float32 (a float64 that is exactly a float32,
+    such as a converted integer of up to 24 bits, rounds as that float32)."""
+    y = np.float32(x)
+    if np.float64(y) == x:
+        return round_f16(y)
+    return _round_f16_64_slow(x)
+
+
+@njit(**_JIT)
+def _round_f16_64_slow(x):
+    """(Kept out of round_f16_64 so that the fast path stays small enough to inline.)"""
     return f16_to_f32(f64_to_f16(x))
 
 

@@ -148,6 +148,28 @@ def test_decode_pointer_stride_follows_spec_constant():
         np.testing.assert_array_equal(o, ptr ^ ((ptr + blk - 1) << 5))
 
 
+def test_decode_3d_set_dimension_strides_round_blocks_up():
+    """The decode_3d case the H100 answers differently: dims (12, 2, 11), blocks (1, 2, 2) at
+    SetDimension give strides (6, 6, 1): stride[1] = ceiling(11 / 2), stride[0] = 6 x ceiling(2 / 2)
+    (SPV_NV_tensor_addressing); the H100 uses 11 / 2 = 5 (tests/oracle/h100/README.md). Span
+    (16, 1, 32) under Repeat: element (r, c) has blockCoord (r mod 12, 0, (c mod 11) / 2),
+    coordInBlock (0, 0, (c mod 11) mod 2) and Pointer + (6 (r mod 12) + (c mod 11) / 2) x
+    sizeof(Blk) (2 words)."""
+    k = kernel("decode_3d", {0: REPEAT, 1: 2})
+    c = dict(site=0, base=4, clamp_value=0, priv=0, block=[1, 2, 2], dims=[12, 2, 11],
+             off=[0, 0, 0], span=[M, 1, N], vdim=[1, 1], vstride=[0, 0], clip=(0, U32, 0, U32))
+    words = np.arange(4 + 2 * 72 + 2, dtype=np.uint32)
+    r, col = np.mgrid[0:M, 0:N]
+    bc0, bc2, cib2 = r % 12, (col % 11) // 2, (col % 11) % 2
+    ptr = 4 + 2 * (6 * bc0 + bc2)
+    want = {0: ptr ^ ((ptr + 1) << 5), 1: bc0 | (bc2 << 20), 2: cib2 << 20}
+    for sel in (0, 1, 2):
+        o = np.zeros((M, N), np.uint32)
+        k.dispatch((1, 1, 1), {0: words, 1: o.reshape(-1), 2: decode_params(c),
+                               3: np.array([sel], np.uint32), 4: np.zeros(32, np.uint32)})
+        np.testing.assert_array_equal(o, want[sel], err_msg=f"sel={sel}")
+
+
 # ---------------------------------------------------------------------------------------------
 # decode_vec.comp: DecodeVectorFunc and the decode_vector kernel option
 # ---------------------------------------------------------------------------------------------

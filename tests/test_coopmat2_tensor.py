@@ -41,6 +41,11 @@ def i32(x):
 class Layout:
     """tensorLayoutNV<D, clampMode>: OpCreateTensorLayoutNV and the OpTensorLayout* updates."""
 
+    # OpTensorLayoutSetDimensionNV packs stride[i] = stride[i+1] * ceiling(Dim<i+1> / blockSize[i+1])
+    # (SPV_NV_tensor_addressing). The H100 truncates instead (tests/oracle/h100/README.md); only
+    # test_h100_recorded sets this False, to check that claim against the recorded bytes.
+    round_up = True
+
     def __init__(self, D, clamp):
         self.D, self.clamp = D, clamp
         self.block = [1] * D
@@ -62,7 +67,8 @@ class Layout:
         self.offset = [0] * self.D
         self.stride[self.D - 1] = 1
         for i in range(self.D - 2, -1, -1):
-            self.stride[i] = (self.stride[i + 1] * -(-self.dim[i + 1] // self.block[i + 1])) & U32
+            d, b = self.dim[i + 1], self.block[i + 1]
+            self.stride[i] = (self.stride[i + 1] * (-(-d // b) if self.round_up else d // b)) & U32
         return self
 
     def set_stride(self, *s):
@@ -315,6 +321,17 @@ class Case:
     @property
     def store(self):
         return self.site >= STORE
+
+    @classmethod
+    def from_params(cls, D, clamp, p):
+        """The Case whose params() are p (tensor_nd.comp's p[] buffer)."""
+        p = [int(x) for x in p]
+        g = lambda at, n=D: p[at:at + n]
+        VD = len(V3P[D])
+        return cls(D, clamp, p[0], flags=p[1], clamp_value=p[2], base=p[4], base_step=p[5],
+                   block=g(BS), dims=g(DIMS), strides=g(STR), off1=g(OFF1), span1=g(SPAN1),
+                   off2=g(OFF2), span2=g(SPAN2), block2=g(BS2), junk=g(JUNK), vdim=g(VDIM, VD),
+                   vstride=g(VSTR, VD), clip=tuple(g(CLIP, 4)))
 
 
 @st.composite
@@ -585,6 +602,24 @@ def test_state_order_rules():
     k.dispatch((1, 1, 1), {0: tensor, 1: o.reshape(-1), 2: c.params()})
     r, col = np.mgrid[0:M, 0:N]
     np.testing.assert_array_equal(o, (3 + r) * 40 + 2 + col)
+
+
+def test_set_dimension_strides_round_blocks_up():
+    """OpTensorLayoutSetDimensionNV packs strides by ceiling(Dim / blockSize) of the next dimension
+    (SPV_NV_tensor_addressing; the GLSL text's block-quantization example says the same): dims
+    (16, 17), blocks (1, 3) give stride[0] = ceil(17 / 3) = 6, so row r starts at block 6r and its
+    last block (columns 15, 16) is a block of its own. The H100 truncates (17 / 3 = 5: that last
+    block is row r + 1's first); jitcoop follows the text (tests/oracle/h100/README.md)."""
+    k = tensor_kernel(2, CONSTANT)
+    c = plain_case(2, CONSTANT, LOAD, [M, 17], span=[M, N], block=[1, 3], clamp_value=0xC1A)
+    tensor = np.arange(M * 6, dtype=np.uint32) + 1000
+    o = np.zeros((M, N), np.uint32)
+    k.dispatch((1, 1, 1), {0: tensor, 1: o.reshape(-1), 2: c.params()})
+    r, col = np.mgrid[0:M, 0:N]
+    want = np.where(col < 17, 1000 + 6 * r + col // 3, 0xC1A)   # columns 17.. out of range
+    np.testing.assert_array_equal(o, want)
+    assert o[0, 16] == 1005 and o[1, 0] == 1006                # not the same block
+    assert c.layout().stride == [6, 1]
 
 
 def test_plain_load_with_blocks_reads_one_value_per_block():

@@ -29,18 +29,22 @@ DEFAULT = {"ops", "muladd_f16_f32", "perlane", "muladd_f16_f16_16x16x48"}
 F32 = ("numerics='nvidia' float32 accumulator model more than 1 ulp from the H100 (README: "
        "float32 accumulators)")
 # OpTensorLayoutSetDimensionNV: the H100 packs stride[i] = stride[i+1] * (Dim<i+1> / blockSize[i+1])
-# truncated, where SPV_NV_tensor_addressing says ceiling; jitcoop follows the text. Every dispatch
-# whose answer depends on it differs (test_set_dimension_strides_truncate_on_h100 checks the claim).
-STRIDES = ("H100 deviation from SPV_NV_tensor_addressing: SetDimension packs strides with "
-           "floor(Dim / blockSize), the spec says ceiling (README: SetDimension strides)")
-STRIDE_GROUPS = {
-    "decode_3d", "decode_vec2", "decode_vec4", "decode_vec8", "tensor_2d_Repeat",
-    "tensor_2d_RepeatMirrored", "tensor_2d_Undefined", "tensor_2d_lite_ClampToEdge",
-    "tensor_2d_lite_Repeat", "tensor_4d_ClampToEdge", "tensor_4d_Repeat", "tensor_4d_RepeatMirrored",
-    "tensor_4d_Undefined", "tensor_5d_ClampToEdge", "tensor_5d_Repeat", "tensor_5d_Undefined",
+# truncated, where SPV_NV_tensor_addressing says ceiling; jitcoop follows the text (README:
+# SetDimension strides). The dispatches whose answer depends on it, {(group, dispatch): words the
+# H100 answers differently}: there jitcoop is compared with the tests' spec reference instead
+# (test_set_dimension_strides_truncate_on_h100 checks that the GPU differs exactly there and
+# that truncating strides explain every recorded word).
+SPEC_NOT_H100 = {
+    ("decode_3d", 3): 467, ("decode_vec2", 1): 512, ("decode_vec2", 2): 512,
+    ("decode_vec4", 1): 512, ("decode_vec4", 2): 512, ("decode_vec8", 1): 512,
+    ("decode_vec8", 2): 512, ("tensor_2d_Repeat", 3): 84, ("tensor_2d_RepeatMirrored", 2): 84,
+    ("tensor_2d_Undefined", 3): 126, ("tensor_2d_lite_ClampToEdge", 7): 512,
+    ("tensor_2d_lite_Repeat", 7): 512, ("tensor_4d_ClampToEdge", 1): 512,
+    ("tensor_4d_Repeat", 1): 484, ("tensor_4d_RepeatMirrored", 0): 428,
+    ("tensor_4d_Undefined", 1): 512, ("tensor_5d_ClampToEdge", 1): 512,
+    ("tensor_5d_Repeat", 1): 272, ("tensor_5d_Undefined", 1): 384, ("tensor_5d_Undefined", 5): 2,
 }
 KNOWN = {
-    **{g: STRIDES for g in STRIDE_GROUPS},
     "ops": "the nvidia profile refuses the 8x8 float32 accumulator (2x2 reduction result) that the "
            "H100 runs (README: ops)",
     "muladd_f16_f32": F32,
@@ -146,6 +150,9 @@ def run_group(name):
     notes = []
     for i, d in enumerate(meta["dispatches"]):
         ins, gpu = inputs(z, i, d)
+        if (name, i) in SPEC_NOT_H100:
+            b, want, _ = spec_reference(name, z, meta, i)
+            gpu[b] = want.reshape(-1).astype(gpu[b].dtype)
         push = z[f"d{i}_push"].tobytes() if f"d{i}_push" in z else None
         k.dispatch(tuple(d["groups"]), ins, push=push)
         for b, _, _, cmp in d["bindings"]:
@@ -207,8 +214,10 @@ def _gpu(z, i, b):
     return (a.view(np.uint8) ^ z[f"d{i}_gx{b}"]).view(a.dtype)
 
 
-def _reference(name, z, meta, i):
-    """(reference output, GPU output) of dispatch i of a tensor or decode group."""
+def spec_reference(name, z, meta, i):
+    """The tests' reference answer to dispatch i of a tensor or decode group: (binding, its
+    contents, {index: values} where a store writes one word from several elements; the
+    contents hold the first of them)."""
     import test_coopmat2_decode as Dm
     import test_coopmat2_tensor as T
     p = [int(x) for x in _arr(z, i, 2).view(np.uint32)]
@@ -221,11 +230,13 @@ def _reference(name, z, meta, i):
         emap = T.element_map(c.layout(), c.view(), T.M, T.N, c.store)
         obj = _arr(z, i, 1).view(np.uint32).reshape(T.M, T.N)
         if not c.store:
-            return T.ref_load(emap, words, obj, c.base, c.clamp_value), _gpu(z, i, 1)
-        got, want = _gpu(z, i, 0), words.copy()
+            return 1, T.ref_load(emap, words, obj, c.base, c.clamp_value), {}
+        want, alts = words.copy(), {}
         for k, vals in T.ref_store_writes(emap, obj, c.base).items():
-            want[k] = got[k] if got[k] in vals else vals[0]   # several writers: any of them
-        return want, got
+            want[k] = vals[0]
+            if len(vals) > 1:
+                alts[k] = vals
+        return 0, want, alts
     if name in ("decode_2d", "decode_3d"):
         D, clamp, blk = int(name[7]), int(meta["spec"]["0"]), int(meta["spec"]["1"])
         VD = Dm.VIEW[D][0]
@@ -238,13 +249,13 @@ def _reference(name, z, meta, i):
         want = Dm.ref_decode(T.element_map(t, v, T.M, T.N), D, blk, c["base"], words,
                              int(_arr(z, i, 3)[0]), c["priv"], _arr(z, i, 4).view(np.uint32), obj,
                              c["clamp_value"])
-        return want, _gpu(z, i, 1)
+        return 1, want, {}
     assert not _arr(z, i, 3).any()                           # decode_vec*: marker 0, nothing planted
     c = dict(base=p[0], block=p[1:3], dims=p[3:5], off=[p[5], p[7]], span=[p[6], p[8]])
     if name == "decode_vecview":
         c.update(site=p[9], vdim=p[10:13], vstride=p[13:16], clip=tuple(p[16:20]))
-        return Dm.vecview_ref(c, words, _arr(z, i, 1).view(np.uint32).reshape(64, 64))[0], _gpu(z, i, 1)
-    return Dm.vec_ref(c, words)[0], _gpu(z, i, 1)
+        return 1, Dm.vecview_ref(c, words, _arr(z, i, 1).view(np.uint32).reshape(64, 64))[0], {}
+    return 1, Dm.vec_ref(c, words)[0], {}
 
 
 ADDRESSING = [f.stem for f in FILES if f.stem.startswith(("tensor_", "decode_2d", "decode_3d",
@@ -255,21 +266,21 @@ def test_set_dimension_strides_truncate_on_h100(monkeypatch):
     """Every recorded word of the tensor-addressing groups (85,911 words, 215 dispatches) is what
     the spec's addressing gives with OpTensorLayoutSetDimensionNV's strides packed by
     floor(Dim / blockSize) of the next dimension; with the spec's ceiling exactly the
-    STRIDE_GROUPS differ (20 dispatches)."""
+    SPEC_NOT_H100 dispatches differ, by the words listed there."""
     import test_coopmat2_tensor as T
     assert len(ADDRESSING) == 35
-    differ = {}
+    differ, words = {}, 0
     for round_up in (False, True):
         monkeypatch.setattr(T.Layout, "round_up", round_up)
         for name in ADDRESSING:
             z, meta = load(name)
             for i in range(len(meta["dispatches"])):
-                want, got = _reference(name, z, meta, i)
-                bad = int(np.count_nonzero(want.reshape(-1) != got))
+                b, want, alts = spec_reference(name, z, meta, i)
+                got, want = _gpu(z, i, b), want.reshape(-1)
+                words += got.size
+                bad = [k for k in np.flatnonzero(want != got) if got[k] not in alts.get(k, ())]
                 if bad:
-                    assert round_up, f"{name} dispatch {i}: {bad} words differ from the floor model"
-                    differ.setdefault(name, []).append((i, bad))
-    assert set(differ) == STRIDE_GROUPS, differ
-    # the two dispatches first reported: a view with a clip whose offset + span passes 2**32 (tested
-    # in 64 bits: 84 elements inside the clip region are loaded), and a DecodeFunc pointer
-    assert differ["tensor_2d_Repeat"] == [(3, 84)] and differ["decode_3d"] == [(3, 467)]
+                    assert round_up, f"{name} dispatch {i}: {len(bad)} words differ from the model"
+                    differ[name, i] = len(bad)
+    assert words == 2 * 85911
+    assert differ == SPEC_NOT_H100

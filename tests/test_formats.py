@@ -7,6 +7,7 @@ import pytest
 from numba import njit
 
 from jitcoop.kernels import formats as F
+from jitcoop.kernels.coopmat import _vcopy
 
 # numpy warns when its own reference casts overflow or meet signalling NaNs; that is expected here
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -131,7 +132,7 @@ def test_f16_encode_exhaustive_roundtrip():
         assert np.array_equal(got[nan], 0x7E00 | (ALL16[nan] & 0x8000))
 
 
-@njit(cache=True)
+@njit            # not cached: numba would not see a change in jitcoop.kernels
 def _f16_fast_all(x, out):
     for i in range(x.size):
         out[i] = F.f32_to_f16_fast(x[i])
@@ -420,3 +421,24 @@ def test_against_ml_dtypes():
         assert bad.size == 0, (dt, x32[~nan][bad[:5]], got[~nan][bad[:5]], want[~nan][bad[:5]])
         allc = np.arange(256 if u == np.uint8 else 65536).astype(u)
         same_floats(dec(allc), allc.view(dt).astype(np.float32))
+
+
+@njit            # not cached (see _f16_fast_all)
+def _vcopy_all(src, out):
+    for i in range(0, src.size, 16):
+        _vcopy(out, 0, i, src.ctypes.data + 2 * i, 1)
+
+
+def test_vector_f16_load_keeps_every_bit():
+    """The 16-wide F16C conversion of striped KHR loads (coopmat._vcopy) on every float16 bit
+    pattern: the exact float32, signalling NaNs kept signalling with their payload. (Stores write
+    NaNs as 0x7E00, so a load-store shader cannot show this.)"""
+    if not F.HAS_F16C:
+        pytest.skip("no F16C on this processor")
+    out = np.zeros((1, 65536), np.float32)
+    _vcopy_all(ALL16, out)
+    h = ALL16.astype(np.uint32)
+    nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
+    want = ALL16.view(np.float16).astype(np.float32).view(np.uint32).copy()
+    want[nan] = ((h[nan] & 0x8000) << 16) | 0x7F800000 | ((h[nan] & 0x3FF) << 13)
+    np.testing.assert_array_equal(out[0].view(np.uint32), want)

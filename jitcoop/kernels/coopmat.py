@@ -29,9 +29,9 @@ from numba import literally, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_to_f32_fast,
-                      f32_bits, f32_to_bf16, f32_to_e4m3, f32_to_e5m2, f32_to_f16, f32_to_f16_fast,
-                      f64_to_bf16, f64_to_e4m3, f64_to_e5m2, round_f16_64)
+from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_bits_to_f32_ir,
+                      f16_to_f32_fast, f32_bits, f32_to_bf16, f32_to_e4m3, f32_to_e5m2,
+                      f32_to_f16_fast, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
                      st_f64, st_i64, st_u8, st_u16, st_u32)
 from .scalar import in_ranges
@@ -864,8 +864,7 @@ def esize_of(fmt):
 @intrinsic(prefer_literal=True)
 def _vcopy(typingctx, frag, e, j, a, kind):
     """16 elements from address a to frag[e, j:j+16]: kind 0 copies the fragment type's own
-    bits; kind 1 converts float16 to float32 (F16C, NaNs rebuilt bit for bit as in
-    formats._f16_to_f32_hw: the instruction would quiet signalling NaNs)."""
+    bits; kind 1 converts float16 to float32 (formats.f16_bits_to_f32_ir)."""
     if not isinstance(kind, types.IntegerLiteral):
         return None
     k = kind.literal_value
@@ -877,23 +876,12 @@ def _vcopy(typingctx, frag, e, j, a, kind):
         dst = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
         dst = builder.gep(builder.bitcast(dst, context.get_value_type(ft).as_pointer()), [jv])
         if k == 0:
-            vt = ir.VectorType(ir.IntType(ft.bitwidth), 16)
-            v = builder.load(builder.inttoptr(av, vt.as_pointer()), align=1)
+            v = builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(ft.bitwidth), 16).as_pointer()),
+                             align=1)
         else:
-            i16, i32 = ir.IntType(16), ir.IntType(32)
-            v16 = ir.VectorType(i16, 16)
-            vi = ir.VectorType(i32, 16)
-            h = builder.load(builder.inttoptr(av, v16.as_pointer()), align=1)
-            f = builder.fpext(builder.bitcast(h, ir.VectorType(ir.HalfType(), 16)),
-                              ir.VectorType(ir.FloatType(), 16))
-            c = lambda x: ir.Constant(vi, [x] * 16)
-            hx = builder.zext(h, vi)
-            is_nan = builder.icmp_unsigned(">", builder.and_(hx, c(0x7FFF)), c(0x7C00))
-            nan = builder.or_(builder.or_(builder.shl(builder.and_(hx, c(0x8000)), c(16)), c(0x7F800000)),
-                              builder.shl(builder.and_(hx, c(0x3FF)), c(13)))
-            v = builder.select(is_nan, nan, builder.bitcast(f, vi))
-            vt = vi
-        builder.store(v, builder.bitcast(dst, vt.as_pointer()), align=1)
+            h = builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(16), 16).as_pointer()), align=1)
+            v = f16_bits_to_f32_ir(builder, h, 16)
+        builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
         return context.get_dummy_value()
     return types.none(frag, types.int64, types.int64, types.int64, kind), codegen
 

@@ -180,21 +180,28 @@ def _host_has_f16c() -> bool:
 HAS_F16C = _host_has_f16c()
 
 
+def f16_bits_to_f32_ir(builder, h16, n=0):
+    """LLVM IR: float16 bits (i16, or <n x i16>) -> their float32 bit patterns (i32 or <n x i32>)
+    by the processor's conversion (F16C), NaNs rebuilt bit for bit: the instruction quiets
+    signalling NaNs, and a matrix load must keep every bit."""
+    i32 = ir.IntType(32)
+    vt = ir.VectorType(i32, n) if n else i32
+    c = lambda x: ir.Constant(vt, [x] * n if n else x)
+    ht, ft = ((ir.VectorType(ir.HalfType(), n), ir.VectorType(ir.FloatType(), n)) if n
+              else (ir.HalfType(), ir.FloatType()))
+    f = builder.fpext(builder.bitcast(h16, ht), ft)
+    hx = builder.zext(h16, vt)
+    is_nan = builder.icmp_unsigned(">", builder.and_(hx, c(0x7FFF)), c(0x7C00))
+    nan = builder.or_(builder.or_(builder.shl(builder.and_(hx, c(0x8000)), c(16)), c(0x7F800000)),
+                      builder.shl(builder.and_(hx, c(0x3FF)), c(13)))
+    return builder.select(is_nan, nan, builder.bitcast(f, vt))
+
+
 @intrinsic
 def _f16_to_f32_hw(typingctx, h):
-    """float16 bits -> float32 by the processor's conversion (F16C), NaNs rebuilt bit for bit:
-    the instruction quiets signalling NaNs, and a matrix load must keep every bit."""
+    """float16 bits -> float32 (f16_bits_to_f32_ir)."""
     def codegen(context, builder, sig, args):
-        i32 = ir.IntType(32)
-        h16 = builder.trunc(args[0], ir.IntType(16))
-        f = builder.fpext(builder.bitcast(h16, ir.HalfType()), ir.FloatType())
-        hx = builder.zext(h16, i32)
-        mag = builder.and_(hx, ir.Constant(i32, 0x7FFF))
-        is_nan = builder.icmp_unsigned(">", mag, ir.Constant(i32, 0x7C00))
-        nan = builder.or_(builder.or_(builder.shl(builder.and_(hx, ir.Constant(i32, 0x8000)), ir.Constant(i32, 16)),
-                                      ir.Constant(i32, 0x7F800000)),
-                          builder.shl(builder.and_(hx, ir.Constant(i32, 0x3FF)), ir.Constant(i32, 13)))
-        bits = builder.select(is_nan, nan, builder.bitcast(f, i32))
+        bits = f16_bits_to_f32_ir(builder, builder.trunc(args[0], ir.IntType(16)))
         return builder.bitcast(bits, ir.FloatType())
     return types.float32(types.int64), codegen
 

@@ -384,7 +384,7 @@ class KernelGen:
         for u in self.users.get(v, ()):
             if u.opname == "OpPhi" and u.result != p:
                 return False
-        reads = [x for x in used_ids(vdef)]
+        reads = used_ids(vdef)
         if p in reads:
             pos = self.IN_PLACE.get(vdef.opname)
             if pos is None or reads.count(p) != 1 or vdef.operands[pos] != p:
@@ -425,10 +425,7 @@ class KernelGen:
         if not self.resident_vars:
             return
         blocks = self.ff.blocks
-        preds = {}
-        for b in blocks:
-            for t in set(b.succs()):
-                preds.setdefault(t, []).append(b.label)
+        preds = self._preds()
         entry = blocks[0].label
         nxt = {}
         for b in blocks:
@@ -908,10 +905,7 @@ class KernelGen:
     def _find_mergeable(self):
         """Blocks entered only by an unconditional branch from their single predecessor are
         emitted inline there: fewer dispatches per loop iteration, fewer cases for numba."""
-        preds = {}
-        for b in self.ff.blocks:
-            for t in set(b.succs()):
-                preds.setdefault(t, []).append(b)
+        preds = self._preds()
         entry = self.ff.blocks[0].label
         self.merged = set()
         for b in self.ff.blocks:
@@ -935,10 +929,7 @@ class KernelGen:
         self.simple_loops: dict[int, tuple[int, int, bool]] = {}
         self.loop_bodies: set[int] = set()
         self.inline_loop = None
-        preds = {}
-        for b in self.ff.blocks:
-            for t in set(b.succs()):
-                preds.setdefault(t, []).append(b.label)
+        preds = self._preds()
         bmap = self._bmap()
         entry = self.ff.blocks[0].label
         for h in self.ff.blocks:
@@ -1241,6 +1232,15 @@ class KernelGen:
             self._bm = self.ff.block_map()
         return self._bm
 
+    def _preds(self) -> dict:
+        """label -> the labels of its predecessors (each once)."""
+        if not hasattr(self, "_pr"):
+            self._pr = {}
+            for b in self.ff.blocks:
+                for t in set(b.succs()):
+                    self._pr.setdefault(t, []).append(b.label)
+        return self._pr
+
     def phi_names(self, phi) -> list[str]:
         if phi.result in self.names:
             return self.names[phi.result]
@@ -1365,10 +1365,7 @@ class KernelGen:
         self.crossing = {x for b in self.ff.blocks if b.collective
                          for x in self.live_in[b.label] if not isinstance(x, tuple)}
         self.used_soon = liveness(self.ff, ud, stop=lambda b: b.collective)
-        preds = {}
-        for b in self.ff.blocks:
-            for t in b.succs():
-                preds.setdefault(t, []).append(b.label)
+        preds = self._preds()
         stores = {}
         for b in self.ff.blocks:
             st = set()

@@ -58,45 +58,36 @@ def exact_gemm(a, b_t, kstep=32):
     return acc
 
 
+def run_q4(shader, M, N, K, seed, grid, device="generic", **dispatch):
+    """Run a Q4_0 GEMM shader on q4_inputs(M, N, K, seed) and check it against exact_gemm
+    (output prefilled with 7.0, so an element never written shows); returns the report."""
+    a, blk, d = q4_inputs(M, N, K, seed)
+    out = np.full((M, N), 7.0, np.float32)
+    rep = kernel(shader, device).dispatch(grid, {0: a, 1: blk, 2: out, 3: d},
+                                           push=np.array([M, N, K], np.uint32), **dispatch)
+    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    return rep
+
+
 @pytest.mark.parametrize("variant", ["q4_gemm", "q4_gemm_shared"])
 def test_q4_gemm_exact(variant):
-    M, N, K = 200, 160, 128               # ragged: the edge tiles rely on Constant clamping
-    a, blk, d = q4_inputs(M, N, K)
-    out = np.full((M, N), 7.0, np.float32)
-    kernel(variant).dispatch((2, 2, 1), {0: a, 1: blk, 2: out, 3: d},
-                             push=np.array([M, N, K], np.uint32))
-    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    run_q4(variant, 200, 160, 128, 0, (2, 2, 1))    # ragged: the edge tiles rely on Constant clamping
 
 
 @pytest.mark.slow
 def test_q4_gemm_nvidia_profile_same_answer():
-    M, N, K = 128, 256, 64
-    a, blk, d = q4_inputs(M, N, K, seed=3)
-    out = np.zeros((M, N), np.float32)
-    kernel("q4_gemm", "nvidia").dispatch((1, 2, 1), {0: a, 1: blk, 2: out, 3: d},
-                                         push=np.array([M, N, K], np.uint32))
-    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    run_q4("q4_gemm", 128, 256, 64, 3, (1, 2, 1), "nvidia")
 
 
 def test_q4_gemm_unoptimized_and_spirv_opt_agree():
     # q4_gemm_O.spv is q4_gemm.spv through `spirv-opt -O` (which keeps the matrix and layout
     # variables: spirv-opt does not promote them)
-    M, N, K = 128, 128, 64
-    a, blk, d = q4_inputs(M, N, K, seed=5)
-    out = np.zeros((M, N), np.float32)
-    kernel("q4_gemm_O").dispatch((1, 1, 1), {0: a, 1: blk, 2: out, 3: d},
-                                 push=np.array([M, N, K], np.uint32))
-    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
+    run_q4("q4_gemm_O", 128, 128, 64, 5, (1, 1, 1))
 
 
 def test_q4_gemm_profile_counts_decode_calls():
     M, N, K = 128, 128, 64
-    a, blk, d = q4_inputs(M, N, K, seed=1)
-    out = np.zeros((M, N), np.float32)
-    rep = kernel("q4_gemm").dispatch((1, 1, 1), {0: a, 1: blk, 2: out, 3: d},
-                                     push=np.array([M, N, K], np.uint32), profile=True)
-    np.testing.assert_array_equal(out, exact_gemm(a, q4_dequant(blk)))
-    prof = rep.profile
+    prof = run_q4("q4_gemm", M, N, K, 1, (1, 1, 1), profile=True).profile
     [dec] = [r for r in prof.callbacks if r["role"] == "DecodeFunc"]
     # every element of B (K x N) decoded once, each call reading the 2-byte scale and one byte
     assert dec["function"] == "dequant"
@@ -120,18 +111,23 @@ def attention_ref(q, k, v, mask, scale):
     return (p @ v.astype(np.float64)) / p.sum(1, keepdims=True)
 
 
-@pytest.mark.parametrize("use_mask", [1, 0])
-def test_flash_attention(use_mask):
-    Nq, N, D = 70, 100, 64                # ragged in both: clamped loads, -inf past N, dropped stores
+def flash_attn_inputs(use_mask, Nq=70, N=100, D=64, scale=0.125):
+    """q, k, v, mask and the push constants of flash_attn (a -inf mask on a fifth of the scores,
+    or all zeros); the defaults are ragged in both: clamped loads, -inf past N, dropped stores."""
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((n, D)).astype(np.float16) for n in (Nq, N, N))
     mask = np.where(rng.random((Nq, N)) < 0.2, -np.inf,
                     rng.standard_normal((Nq, N)) * 0.5).astype(np.float16)
     if not use_mask:
         mask[:] = 0
-    scale = 0.125
+    return q, k, v, mask, np.array([Nq, N, np.float32(scale).view(np.uint32), use_mask], np.uint32)
+
+
+@pytest.mark.parametrize("use_mask", [1, 0])
+def test_flash_attention(use_mask):
+    Nq, D, scale = 70, 64, 0.125
+    q, k, v, mask, push = flash_attn_inputs(use_mask)
     out = np.zeros((Nq, D), np.float32)
-    push = np.array([Nq, N, np.float32(scale).view(np.uint32), use_mask], np.uint32)
     kernel("flash_attn").dispatch(((Nq + 31) // 32, 1, 1), {0: q, 1: k, 2: v, 3: mask, 4: out}, push=push)
     ref = attention_ref(q, k, v, mask, scale)
     # P is rounded to float16 before P x V: relative error about 2**-11 per term

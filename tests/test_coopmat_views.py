@@ -7,7 +7,6 @@ relayouts between types of different layouts) and the errors of misuse.
 References are numpy written from the seed's text; layout-dependent results are compared with
 the profile's layout table (jitcoop.devices.layouts, itself checked against the hardware in
 test_layouts.py). Shaders: tests/shaders/coopmat/*.comp (build.sh)."""
-import math
 from pathlib import Path
 import struct
 from types import SimpleNamespace
@@ -19,7 +18,8 @@ import jitcoop
 from jitcoop.devices import layouts as L
 from jitcoop.devices import profile as make_profile
 from test_coopmat_khr import (COOP, E4M3, E5M2, assert_bits_equal, device, kernel, muladd_asm,
-                              round_fp8, run_muladd, f16_inputs)
+                              round_fp8, f16_inputs)
+from test_coopmat_qcom import stored_f16
 
 PROFILES3 = ["generic", "nvidia", "shuffled"]
 
@@ -71,13 +71,11 @@ LDRUN = [("f16_16x32", np.uint16, 16, 32), ("f16_16x48", np.uint16, 16, 48),
 def stored_16(h, bf16):
     """16-bit float bits after a store of the value: float16 NaNs become 0x7E00 (sign kept),
     bfloat16 NaNs get their quiet bit (0x40) set; everything else is exact."""
+    if not bf16:
+        return stored_f16(h)
     h = np.array(h, np.uint16)
-    if bf16:
-        nan = ((h & 0x7F80) == 0x7F80) & ((h & 0x7F) != 0)
-        h[nan] |= 0x40
-    else:
-        nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
-        h[nan] = (h[nan] & 0x8000) | 0x7E00
+    nan = ((h & 0x7F80) == 0x7F80) & ((h & 0x7F) != 0)
+    h[nan] |= 0x40
     return h
 
 

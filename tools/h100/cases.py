@@ -124,14 +124,8 @@ def apps():
 
     g = group("flash_attn", sh + "flash_attn.spv", options=nv)
     for use_mask in (1, 0):                   # test_flash_attention
-        Nq, N, D = 70, 100, 64
-        rng = np.random.default_rng(0)
-        q, k, v = (rng.standard_normal((n, D)).astype(np.float16) for n in (Nq, N, N))
-        mask = np.where(rng.random((Nq, N)) < 0.2, -np.inf,
-                        rng.standard_normal((Nq, N)) * 0.5).astype(np.float16)
-        if not use_mask:
-            mask[:] = 0
-        push = np.array([Nq, N, np.float32(0.125).view(np.uint32), use_mask], np.uint32)
+        Nq, D = 70, 64
+        q, k, v, mask, push = A.flash_attn_inputs(use_mask)
         g.add(((Nq + 31) // 32, 1, 1), {0: q, 1: k, 2: v, 3: mask, 4: np.zeros((Nq, D), np.float32)},
               push=push, cmp={4: "close"}, note=f"use_mask={use_mask}")
 

@@ -893,3 +893,55 @@ def test_span_coordinate_plus_offset_wraps_as_int32(clamp):
     k.dispatch((1, 1, 1), {0: tensor, 1: o.reshape(-1), 2: c.params()})
     want = ref_load(element_map(c.layout(), None, M, N), tensor, o * 0, 0, 0)
     np.testing.assert_array_equal(o[0, :8], want[0, :8])
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-row loads and stores: tiles wholly inside the tensor move a row at a time (16 elements
+# per vector step, float16 through F16C), tiles over the edge element by element
+# ---------------------------------------------------------------------------------------------
+
+# rows that fill a fragment row (16x32), span several (16x64), pack several to one (8x16), have
+# no vector step (8x8) or no runs at all (16x48: element by element throughout)
+ROWS_CASES = [pytest.param(*c, id=c[0], marks=[pytest.mark.slow] if slow else [])
+              for *c, slow in [("f16_16x32", np.uint16, 16, 32, False), ("f16_16x48", np.uint16, 16, 48, False),
+                               ("f32_16x16", np.uint32, 16, 16, False), ("u8_16x64", np.uint8, 16, 64, False),
+                               ("s32_8x8", np.uint32, 8, 8, False), ("f16_8x16", np.uint16, 8, 16, True),
+                               ("bf16_16x32", np.uint16, 16, 32, True)]]
+
+
+@pytest.mark.parametrize("name,dt,rows,cols", ROWS_CASES)
+def test_whole_row_tensor_loads_and_stores_keep_every_bit(name, dt, rows, cols):
+    """tensor_rows.comp: every 16-bit pattern (random bits for the other widths) through a
+    Constant-clamped tensor load and two tensor stores, against numpy's slicing. Float stores
+    write NaNs as their format's quiet NaN (stored_16); float32 and integer bits are kept."""
+    from test_coopmat_views import stored_16
+    k = jitcoop.Device("generic").load(SHADERS / "coopmat2" / f"tensor_rows_{name}.spv").kernel()
+    roff, coff, clamp = 3, 5, 0x3C17
+    ntr, tcols = -(-272 // rows), -(-256 // cols)
+    ntr += (ntr * tcols) % 2                            # 2 subgroups per workgroup
+    R, C = ntr * rows - 2, tcols * cols - 2            # the last tile row and column go past
+    rng = np.random.default_rng(5)
+    if dt == np.uint16:
+        pool = rng.permutation(65536).astype(np.uint16)
+    else:
+        pool = rng.integers(0, np.iinfo(dt).max, 70000, dtype=np.uint64).astype(dt)
+    if dt == np.uint32:                                 # float32 signalling NaNs, both zeros
+        pool[:4] = [0x7F800001, 0xFFBFFFFF, 0x80000000, 0x7FC00000]
+    x = np.resize(pool, R * C).astype(dt).reshape(R, C)
+    y = np.full((ntr * rows, tcols * cols), 0xA5, dt)
+    z = np.full((R, C), 0xA5, dt)
+    k.dispatch(ntr * tcols // 2, {0: x, 1: y, 2: z},
+               push=np.array([R, C, roff, coff, tcols], np.uint32))
+    padded = np.full((ntr * rows + roff, tcols * cols + coff), clamp & np.iinfo(dt).max, dt)
+    padded[:R, :C] = x
+    want_y = padded[roff:roff + ntr * rows, coff:coff + tcols * cols]
+    want_z = x.copy()
+    want_z[:roff, :] = 0xA5                             # no tile covers these
+    want_z[:, :coff] = 0xA5
+    if name.startswith(("f16", "bf16")):
+        want_y = stored_16(want_y, name.startswith("bf16"))
+        want_z = stored_16(want_z, name.startswith("bf16"))
+    for got, want, what in ((y, want_y, "tiled store"), (z, want_z, "store through the load's layout")):
+        bad = np.argwhere(got != want)
+        assert bad.size == 0, f"{what}: {len(bad)} differ; first at {tuple(bad[0])}: " \
+                              f"{got[tuple(bad[0])]:#x}, want {want[tuple(bad[0])]:#x}"

@@ -697,9 +697,10 @@ def combine_i_tab(state, wait, inv, c, dp, r, tab, width, csigned, cwidth, rsign
 
 @njit(**_opts)
 def _read(a, fmt):
-    """One element of format `fmt` at address a, as float64 (floats) or int64 bits (ints)."""
+    """One element of format `fmt` at address a, as float64 (floats) or int64 bits (ints);
+    float32 gives its bits too (a float64 round trip quiets signalling NaNs)."""
     if fmt == F32:
-        return np.float64(ld_f32(a)), np.int64(0)
+        return np.float64(ld_f32(a)), np.int64(ld_u32(a))
     if fmt == F64:
         return ld_f64(a), np.int64(0)
     if fmt == F16:
@@ -821,11 +822,17 @@ def _load_runs(frag, base, inv, rows, cols, p, major, esize, fmt, run):
     """The striped layout's fragments, a run of memory at a time: element k = r * cols + c
     (row major) is frag[k // inv, base + k % inv]."""
     for r in range(rows):
-        src = p + r * major
-        for c0 in range(0, cols, run):
-            k = r * cols + c0
-            e = k // inv
-            _copy_run(frag, e, base + k - e * inv, src + c0 * esize, run, fmt)
+        load_row(frag, base, inv, r, cols, p + r * major, esize, fmt, run)
+
+
+@njit(**_opts)
+def load_row(frag, base, inv, r, cols, src, esize, fmt, run):
+    """Row r of a striped layout's fragments from the cols elements at address src, a run at a
+    time (run_length)."""
+    for c0 in range(0, cols, run):
+        k = r * cols + c0
+        e = k // inv
+        _copy_run(frag, e, base + k - e * inv, src + c0 * esize, run, fmt)
 
 
 @njit(**_opts)

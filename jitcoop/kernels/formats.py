@@ -223,6 +223,24 @@ def _f32_to_f16_hw(typingctx, x):
     return types.uint16(types.float32), codegen
 
 
+@intrinsic
+def _round_f16_hw(typingctx, x):
+    """float32 -> float16 -> float32 by the processor's two conversions; a NaN comes back as
+    f16_to_f32(f32_to_f16(x)) gives it (quiet, no payload: 0x7FC00000 with the sign), one select
+    instead of rebuilding both halves' NaNs. The select is on the bits: LLVM may replace one
+    NaN by another in floating-point selects."""
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        x = args[0]
+        f = builder.bitcast(builder.fpext(builder.fptrunc(x, ir.HalfType()), ir.FloatType()), i32)
+        b = builder.bitcast(x, i32)
+        nan = builder.or_(builder.and_(b, ir.Constant(i32, 0x80000000)), ir.Constant(i32, 0x7FC00000))
+        is_nan = builder.icmp_unsigned(">", builder.and_(b, ir.Constant(i32, 0x7FFFFFFF)),
+                                       ir.Constant(i32, 0x7F800000))
+        return builder.bitcast(builder.select(is_nan, nan, f), ir.FloatType())
+    return types.float32(types.float32), codegen
+
+
 if HAS_F16C:
     @njit(**_JIT)
     def f16_to_f32_fast(h):
@@ -243,7 +261,7 @@ def round_f16(x):
     """The float32 value of f16_to_f32(f32_to_f16(x)): through F16C where the processor has it
     (both halves give the software's bits), else with a fast path for normal float16 results."""
     if HAS_F16C:
-        return f16_to_f32_fast(f32_to_f16_fast(x))
+        return _round_f16_hw(np.float32(x))
     b = np.int64(f32_bits(x))
     a = b & 0x7FFFFFFF
     if a >= 0x38800000 and a < 0x477FF000:     # [2**-14, 65520): stays a normal float16

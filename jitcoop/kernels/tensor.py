@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write
-from .memory import ld_u8
+from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write, load_row
+from .memory import ld_u8, st_u32
 from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
-from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32
+from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -96,50 +96,55 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
 @njit(**_opts)
 def _dim(s, d, lay, D, mode, store, info):
     """Dimension d of the seed's loop for span coordinate s: (status, blockCoord, coordInBlock,
-    blockCoord x stride)."""
+    blockCoord x stride); for an error, info[0] = d and info[1] = the coordinate or value at
+    fault."""
+    st, q, rem, part, bad = _dim_of(s, lay[OFFSET * D + d], lay[DIM * D + d], lay[BLOCK * D + d],
+                                    lay[STRIDE * D + d], mode, store)
+    if st > CLAMPED:
+        info[0] = d
+        info[1] = bad
+    return st, q, rem, part
+
+
+@njit(**_opts)
+def _dim_of(s, offset, n, b, stride, mode, store):
+    """_dim on the dimension's leaves, arrays kept out (numba counts references to every array
+    a call takes, and this runs rows + cols times per plan): (status, blockCoord, coordInBlock,
+    blockCoord x stride, the coordinate or value at fault)."""
+    z = np.int64(0)
     # int32_t c = spanCoord + offset, in 32-bit arithmetic (it wraps like the seed's)
-    x = ((s + lay[OFFSET * D + d] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-    n = lay[DIM * D + d]
+    x = ((s + offset + 0x80000000) & 0xFFFFFFFF) - 0x80000000
     if x < 0 or x >= n:
         m = mode
         if store and m != UNDEFINED:
             m = CONSTANT
         if m == UNDEFINED:
-            info[0] = d
-            info[1] = x
-            return UNDEF, np.int64(0), np.int64(0), np.int64(0)
+            return UNDEF, z, z, z, x
         if m == CONSTANT:
-            return CLAMPED, np.int64(0), np.int64(0), np.int64(0)
+            return CLAMPED, z, z, z, z
         if n == 0:
-            info[0] = d
-            info[1] = x
-            return ZERO_DIM, np.int64(0), np.int64(0), np.int64(0)
+            return ZERO_DIM, z, z, z, x
         if m == CLAMP_TO_EDGE:
-            x = min(max(x, np.int64(0)), n - 1)
+            x = min(max(x, z), n - 1)
         elif m == REPEAT:
             x = x % n                     # OpSMod: the sign of the (positive) divisor
         else:
             # RepeatMirrored as SPV_NV_tensor_addressing's table gives it (the coopmat2
             # pseudo-code compares with the loop index `dim` by mistake)
             if n == 1:
-                x = np.int64(0)
+                x = z
             else:
                 x = x % (2 * n - 2)
                 if x >= n:
                     x = 2 * n - 2 - x
-    b = lay[BLOCK * D + d]
     if b == 0:
-        info[0] = d
-        info[1] = 0
-        return ZERO_BLOCK, np.int64(0), np.int64(0), np.int64(0)
+        return ZERO_BLOCK, z, z, z, z
     if store and b != 1:
-        info[0] = d
-        info[1] = b
-        return BLOCK_STORE, np.int64(0), np.int64(0), np.int64(0)
+        return BLOCK_STORE, z, z, z, b
     if b == 1:
-        return OK, x, np.int64(0), x * lay[STRIDE * D + d]
+        return OK, x, z, x * stride, z
     q, rem = _udivmod(x, b)
-    return OK, q, rem, q * lay[STRIDE * D + d]
+    return OK, q, rem, q * stride, z
 
 
 # Columns of the per-row and per-column tables of a separable plan; what `element` says when
@@ -149,7 +154,7 @@ UNPLANNED = -1
 
 
 @njit(**_opts)
-def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct, info):
+def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct):
     """Addressing tables for a whole rows x cols access when every tensor coordinate depends on
     the row alone or on the column alone: 2-D layouts whose span[1] is the matrix width, with no
     view, or a view without dimensions (any permutation, clip) whose fastest dimension spans the
@@ -179,15 +184,24 @@ def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct, info)
     else:
         return -1
     n = lay[SPAN * D + rdim]
-    for r in range(rows):
-        rt[r, P_SKIP] = r < ro or r >= ro + rs
-        s = (r - ro) % n if rt[r, P_SKIP] == 0 else 0
-        rt[r, P_ST], rt[r, P_BC], rt[r, P_CIB], rt[r, P_PART] = _dim(s, rdim, lay, D, mode, store, info)
-    for c in range(cols):
-        ct[c, P_SKIP] = c < co or c >= co + cs
-        s = c - co if ct[c, P_SKIP] == 0 else 0
-        ct[c, P_ST], ct[c, P_BC], ct[c, P_CIB], ct[c, P_PART] = _dim(s, 1 - rdim, lay, D, mode, store, info)
+    _plan_dim(rt, rows, ro, rs, n, lay, D, rdim, mode, store)
+    _plan_dim(ct, cols, co, cs, np.int64(1) << 40, lay, D, 1 - rdim, mode, store)
     return rdim
+
+
+@njit(**_opts)
+def _plan_dim(t, count, o, size, n, lay, D, d, mode, store):
+    """Table t (rows or columns) of a plan: entry i is clip-tested against [o, o + size) and
+    takes span coordinate (i - o) mod n of layout dimension d. (An entry at fault keeps its
+    status; `address` reports it when an element needs it.)"""
+    off = lay[OFFSET * D + d]
+    dim = lay[DIM * D + d]
+    b = lay[BLOCK * D + d]
+    st = lay[STRIDE * D + d]
+    for i in range(count):
+        t[i, P_SKIP] = i < o or i >= o + size
+        s = (i - o) % n if t[i, P_SKIP] == 0 else 0
+        t[i, P_ST], t[i, P_BC], t[i, P_CIB], t[i, P_PART], bad = _dim_of(s, off, dim, b, st, mode, store)
 
 
 @njit(**_opts)
@@ -214,6 +228,39 @@ def element(r, c, rdim, rt, ct, bc, cib):
 
 
 @njit(**_opts)
+def plan_clean(rdim, rows, cols, rt, ct):
+    """True when the plan covers every element with status OK (nothing clipped, clamped or at
+    fault): then element (r, c) is at index (rt[r, P_PART] + ct[c, P_PART]) & 0xFFFFFFFF and the
+    per-element checks of `element` can be skipped."""
+    if rdim < 0:
+        return False
+    for r in range(rows):
+        if rt[r, P_SKIP] != 0 or rt[r, P_ST] != OK:
+            return False
+    for c in range(cols):
+        if ct[c, P_SKIP] != 0 or ct[c, P_ST] != OK:
+            return False
+    return True
+
+
+@njit(**_opts)
+def rows_contiguous(rdim, rows, cols, rt, ct):
+    """True when, under a clean plan, each matrix row is cols consecutive elements in memory
+    (the row selects layout dimension 0 and the columns walk dimension 1 with stride 1, no
+    32-bit wrap inside a row)."""
+    if rdim != 0:
+        return False
+    c0 = ct[0, P_PART]
+    for c in range(cols):
+        if ct[c, P_PART] != c0 + c:
+            return False
+    for r in range(rows):
+        if ((rt[r, P_PART] + c0) & 0xFFFFFFFF) + cols > 0x100000000:
+            return False
+    return True
+
+
+@njit(**_opts)
 def cdiv(a, b):
     """ceil(a / b) for the packed strides of OpTensorLayoutSetDimensionNV (0 for a block size 0,
     which a load then reports)."""
@@ -227,7 +274,7 @@ def clamp_value(bits, fmt):
     """The element a Constant-clamped load gives: the low bits of the 32-bit clamp value as the
     component type (float, or integer bits)."""
     if fmt == F32:
-        return np.float64(bits_f32(bits & 0xFFFFFFFF)), np.int64(0)
+        return np.float64(bits_f32(bits & 0xFFFFFFFF)), np.int64(bits & 0xFFFFFFFF)
     if fmt == F64:
         return bits_f64(np.uint64(bits & 0xFFFFFFFF)), np.int64(0)
     if fmt == F16:
@@ -248,6 +295,14 @@ def check_layouts(state, wait, inv, vals):
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
+        # an OR of differences, row by row, vectorizes; the lane is looked for only on failure
+        d = np.int64(0)
+        for j in range(vals.shape[0]):
+            v = vals[j, base]
+            for l in range(base + 1, base + inv):
+                d |= vals[j, l] ^ v
+        if d == 0:
+            continue
         for l in range(base + 1, base + inv):
             for j in range(vals.shape[0]):
                 if vals[j, l] != vals[j, base]:
@@ -262,10 +317,12 @@ def _aligned(p, lo, hi):
 
 @njit(**_opts)
 def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
-         fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat):
+         fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat, run):
     """OpCooperativeMatrixLoadTensorNV without a decode function. Returns -1, or the first lane
     of the instance that failed (info[2] = the status, info[3] = the element row * cols + col,
-    info[0] and info[1] what `address` says, or the byte offset of an out-of-bounds read)."""
+    info[0] and info[1] what `address` says, or the byte offset of an out-of-bounds read).
+    `run` > 0 (the striped layout, coopmat.run_length): an instance whose rows are contiguous and
+    in bounds is copied a row at a time straight into the fragments."""
     W = state.shape[0]
     L = tab.shape[1]
     bc = np.zeros(10, np.int64)
@@ -282,7 +339,10 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
             info[2] = MISALIGNED
             info[1] = p - lo
             return base
-        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct, info)
+        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
+        if run > 0 and _load_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
+                                  rdim, rt, ct):
+            continue
         for r in range(rows):
             for c in range(cols):
                 k = r * cols + c
@@ -308,6 +368,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                 k = tab[l, e]
                 if stat[k] == SKIP:
                     frag[e, base + l] = obj[e, base + l]
+                elif fmt == F32:
+                    frag[e, base + l] = bits_f32(np.uint32(dense_i[k]))
                 elif fmt <= E5M2:
                     frag[e, base + l] = dense_f[k]
                 else:
@@ -316,10 +378,56 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
 
 
 @njit(**_opts)
+def _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
+    """A clean plan, contiguous rows, each row in bounds: the conditions for moving whole rows
+    (otherwise the element-by-element path finds and reports any fault)."""
+    if not (plan_clean(rdim, rows, cols, rt, ct) and rows_contiguous(rdim, rows, cols, rt, ct)):
+        return False
+    for r in range(rows):
+        if not _span_ok(_row_at(p, r, esize, rt, ct), cols * esize, lo, hi, ranges):
+            return False
+    return True
+
+
+@njit(**_opts)
+def _row_at(p, r, esize, rt, ct):
+    return p + ((rt[r, P_PART] + ct[0, P_PART]) & 0xFFFFFFFF) * esize
+
+
+@njit(**_opts)
+def _load_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, rdim, rt, ct):
+    """One instance of a striped-layout load, a contiguous row at a time, when the plan is clean,
+    the rows contiguous and every row in bounds; False (nothing written) otherwise, and the
+    element-by-element path finds and reports any fault."""
+    if not _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
+        return False
+    for r in range(rows):
+        load_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
+    return True
+
+
+@njit(**_opts)
+def _store_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, rdim, rt, ct):
+    """`_load_rows` for a store: False (nothing written) unless every row can go whole."""
+    if not _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
+        return False
+    for r in range(rows):
+        a = _row_at(p, r, esize, rt, ct)
+        for c0 in range(0, cols, run):
+            k = r * cols + c0
+            e = k // inv
+            j = base + k - e * inv
+            for i in range(run):
+                v = frag[e, j + i]
+                _write(a + (c0 + i) * esize, fmt, np.float64(v), np.int64(v))
+    return True
+
+
+@njit(**_opts)
 def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
-          fmt, esize, lo, hi, ranges, info, dense_f, dense_i):
+          fmt, esize, lo, hi, ranges, info, dense_f, dense_i, run):
     """OpCooperativeMatrixStoreTensorNV: elements outside the clip region or the tensor (any
-    clamp mode but Undefined) are not written. Failures as for `load`."""
+    clamp mode but Undefined) are not written. Failures as for `load`; `run` as for `load`."""
     W = state.shape[0]
     L = tab.shape[1]
     bc = np.zeros(10, np.int64)
@@ -336,12 +444,16 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
             info[2] = MISALIGNED
             info[1] = p - lo
             return base
+        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, True, rt, ct)
+        if run > 0 and _store_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
+                                   rdim, rt, ct):
+            continue
         for l in range(inv):
             for e in range(L):
                 v = frag[e, base + l]
                 dense_f[tab[l, e]] = np.float64(v)
-                dense_i[tab[l, e]] = np.int64(v)
-        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, True, rt, ct, info)
+                # float32 goes by its bits (a float64 round trip quiets signalling NaNs)
+                dense_i[tab[l, e]] = np.int64(f32_bits(np.float32(v))) if fmt == F32 else np.int64(v)
         for r in range(rows):
             for c in range(cols):
                 k = r * cols + c
@@ -353,6 +465,8 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
                     if not _span_ok(a, esize, lo, hi, ranges):
                         st = OUT_OF_BOUNDS
                         info[1] = a - lo
+                    elif fmt == F32:
+                        st_u32(a, np.uint32(dense_i[k]))
                     else:
                         _write(a, fmt, dense_f[k], dense_i[k])
                 if st > CLAMPED:
@@ -398,7 +512,7 @@ def check_frame(state, wait, inv, pvp, frame, off, size):
 # A layout or view value lives in slot rows (uint32, one row per leaf, a column per lane); each
 # instruction is one call that writes the result's rows for one lane from the operand's rows.
 
-@njit(**_opts)
+@njit(inline="always", **_opts)
 def _copy_rows(S, dst, src, n, lane):
     if dst != src:
         for i in range(n):

@@ -13,6 +13,7 @@ the element loop around the callback, so that the callback is a direct call that
 from __future__ import annotations
 
 from ...errors import SpirvError
+from ...kernels import coopmat as K
 from ...kernels import tensor as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector,
                             describe, leaves, size_of)
@@ -282,7 +283,8 @@ def _load_tensor(em, ins, wait, resume):
     if acc.decode is None:
         em.line(f"bad = tn.load(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {t.rows}, "
                 f"{t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, {hi}, "
-                f"ranges, {em.info_array()}, {df}[0], {di}[0], {stat}[0])")
+                f"ranges, {em.info_array()}, {df}[0], {di}[0], {stat}[0], "
+                f"{K.run_length(t.layout.table, t.rows, t.cols, False)})")
     else:
         site = _decode_site(em, ins, acc)
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
@@ -306,7 +308,8 @@ def _store_tensor(em, ins, wait, resume):
     static = acc.static_args(em).format(view=view)
     em.line(f"bad = tn.store(state, {wait}, {inv}, {em.coll_block(acc.object)}, {em.table(t.layout)}, "
             f"{t.rows}, {t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, "
-            f"{hi}, ranges, {em.info_array()}, {df}[0], {di}[0])")
+            f"{hi}, ranges, {em.info_array()}, {df}[0], {di}[0], "
+            f"{K.run_length(t.layout.table, t.rows, t.cols, False)})")
     em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
     _failures(em, ins, acc, "store")
     em.line(f"sg_resume(state, {wait}, {resume})")
@@ -389,10 +392,12 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     dst = "df" if is_float else "di"
     cast = "np.float64" if is_float else "np.int64"
 
-    def args(ptr, last):
-        bc = ", ".join(f"{ints[0]}(bc[{d}])" for d in range(D))
-        ci = ", ".join(f"{ints[1]}({'cib[%d]' % d if d < D - 1 else last})" for d in range(D))
-        return f"{ptr}, plo, pn, {bc}, {ci}, {_ctx()}, base"
+    def args(ptr, bc, cib, last):
+        """The callback's arguments: pointer, its bounds, blockCoord, coordInBlock (the last
+        coordinate `last`), the context and the lane."""
+        b = ", ".join(f"{ints[0]}({bc(d)})" for d in range(D))
+        ci = ", ".join(f"{ints[1]}({cib(d) if d < D - 1 else last})" for d in range(D))
+        return f"{ptr}, plo, pn, {b}, {ci}, {_ctx()}, base"
 
     from ...runtime.cache import JIT_OPTIONS
     L = []
@@ -436,15 +441,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
             a("            return base")
         a("        key[:, 0] = -1")
     a(f"        rdim = tn.plan({t.rows}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, {acc.layout.clamp}, "
-      "False, rt, ct, info)")
-    a(f"        for k in range({t.rows * t.cols}):")
-    a(f"            r = k // {t.cols}")
-    a(f"            c = k - r * {t.cols}")
-    a("            st, idx = tn.element(r, c, rdim, rt, ct, bc, cib)")
-    a("            if st < 0:")
-    a(f"                st, idx = tn.address(r, c, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, {acc.layout.clamp}, "
-      "False, bc, cib, info)")
-    a("            stat[k] = st")
+      "False, rt, ct)")
     S = None
     if em.profiling:
         S = em.prof.slots("decode", ("scalar_calls", "vector_calls", "scalar_elements",
@@ -466,51 +463,84 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         if S is not None:
             a(f"{pad}err[{S + 2 + which}] += 1")
 
-    a("            if st == 0:")
-    scalar_call = f"{cast}({fn}({args(f'p + idx * {tsize}', f'cib[{D - 1}]')}))"
-    if vec is None:
-        call(" " * 16, f"{dst}[k]", scalar_call, 0)
-        produced(" " * 16, 0)
-    else:
+    def decode(pad, bc, cib):
+        """dst[k] = the decoded element k at index idx, whose blockCoord and coordInBlock are
+        bc(d) and cib(d)."""
+        scalar_call = f"{cast}({fn}({args(f'p + idx * {tsize}', bc, cib, cib(D - 1))}))"
+        if vec is None:
+            call(pad, f"{dst}[k]", scalar_call, 0)
+            produced(pad, 0)
+            return
         fnv, VW, vsize = vec
-        a("                if use_vec:")
-        a(f"                    v0 = cib[{D - 1}] - cib[{D - 1}] % {VW}")
-        a("                    h = (idx * 40503 + v0 * 131" + "".join(f" + bc[{d}] * {7919 + 2 * d}" for d in range(D))
-          + "".join(f" + cib[{d}] * {104729 + 2 * d}" for d in range(D - 1)) + f") & {VCACHE - 1}")
-        a("                    if key[h, 0] != idx or key[h, 1] != v0" + "".join(
-            f" or key[h, {2 + d}] != bc[{d}]" for d in range(D)) + "".join(
-            f" or key[h, {2 + D + d}] != cib[{d}]" for d in range(D - 1)) + ":")
-        call(" " * 24, "vr", f"{fnv}({args(f'p + idx * {vsize}', 'v0')})", 1)
+        a(f"{pad}if use_vec:")
+        a(f"{pad}    v0 = {cib(D - 1)} - {cib(D - 1)} % {VW}")
+        a(f"{pad}    h = (idx * 40503 + v0 * 131" + "".join(f" + {bc(d)} * {7919 + 2 * d}" for d in range(D))
+          + "".join(f" + {cib(d)} * {104729 + 2 * d}" for d in range(D - 1)) + f") & {VCACHE - 1}")
+        a(f"{pad}    if key[h, 0] != idx or key[h, 1] != v0" + "".join(
+            f" or key[h, {2 + d}] != {bc(d)}" for d in range(D)) + "".join(
+            f" or key[h, {2 + D + d}] != {cib(d)}" for d in range(D - 1)) + ":")
+        call(pad + " " * 8, "vr", f"{fnv}({args(f'p + idx * {vsize}', bc, cib, 'v0')})", 1)
         for j in range(VW):
-            a(f"                        got[h, {j}] = {cast}(vr[{j}])")
-        a("                        key[h, 0] = idx")
-        a("                        key[h, 1] = v0")
+            a(f"{pad}        got[h, {j}] = {cast}(vr[{j}])")
+        a(f"{pad}        key[h, 0] = idx")
+        a(f"{pad}        key[h, 1] = v0")
         for d in range(D):
-            a(f"                        key[h, {2 + d}] = bc[{d}]")
+            a(f"{pad}        key[h, {2 + d}] = {bc(d)}")
         for d in range(D - 1):
-            a(f"                        key[h, {2 + D + d}] = cib[{d}]")
-        a(f"                    {dst}[k] = got[h, cib[{D - 1}] - v0]")
-        produced(" " * 20, 1)
+            a(f"{pad}        key[h, {2 + D + d}] = {cib(d)}")
+        a(f"{pad}    {dst}[k] = got[h, {cib(D - 1)} - v0]")
+        produced(pad + " " * 4, 1)
         if mode == "check":
-            call(" " * 20, "s", scalar_call, 0)
-            a(f"                    if s != {dst}[k] and not (s != s and {dst}[k] != {dst}[k]):")
-            a(f"                        info[2] = {TN.DECODE_MISMATCH}")
-            a("                        info[3] = k")
-            a("                        return base")
-        a("                else:")
-        call(" " * 20, f"{dst}[k]", scalar_call, 0)
-        produced(" " * 20, 0)
-    a("            elif st == 2:")
-    a(f"                f, i = tn.clamp_value(lv[{5 * D}], {fmt_of(t.elem)})")
-    a(f"                {dst}[k] = {'f' if is_float else 'i'}")
-    a("            elif st > 2:")
-    a("                info[2] = st")
-    a("                info[3] = k")
-    a("                return base")
+            call(pad + " " * 4, "s", scalar_call, 0)
+            a(f"{pad}    if s != {dst}[k] and not (s != s and {dst}[k] != {dst}[k]):")
+            a(f"{pad}        info[2] = {TN.DECODE_MISMATCH}")
+            a(f"{pad}        info[3] = k")
+            a(f"{pad}        return base")
+        a(f"{pad}else:")
+        call(pad + " " * 4, f"{dst}[k]", scalar_call, 0)
+        produced(pad + " " * 4, 0)
+
+    # A clean plan (2-D, every element in the tensor: the interior tiles of a GEMM) walks the
+    # row and column tables directly: no per-element status, clamp or fallback tests
+    if D != 2:
+        a("        clean = False")
+    else:
+        a(f"        clean = tn.plan_clean(rdim, {t.rows}, {t.cols}, rt, ct)")
+        a("        if clean:")
+        a(f"            for r in range({t.rows}):")
+        a(f"                rp = rt[r, {TN.P_PART}]")
+        a(f"                rb = rt[r, {TN.P_BC}]")
+        a(f"                ri = rt[r, {TN.P_CIB}]")
+        a(f"                for c in range({t.cols}):")
+        a(f"                    k = r * {t.cols} + c")
+        a(f"                    idx = (rp + ct[c, {TN.P_PART}]) & 0xFFFFFFFF")
+        a("                    if rdim == 0:")
+        a(f"                        b0, i0, b1, i1 = rb, ri, ct[c, {TN.P_BC}], ct[c, {TN.P_CIB}]")
+        a("                    else:")
+        a(f"                        b0, i0, b1, i1 = ct[c, {TN.P_BC}], ct[c, {TN.P_CIB}], rb, ri")
+        decode(" " * 20, lambda d: f"b{d}", lambda d: f"i{d}")
+    a("        if not clean:")
+    a(f"            for k in range({t.rows * t.cols}):")
+    a(f"                r = k // {t.cols}")
+    a(f"                c = k - r * {t.cols}")
+    a("                st, idx = tn.element(r, c, rdim, rt, ct, bc, cib)")
+    a("                if st < 0:")
+    a(f"                    st, idx = tn.address(r, c, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
+      f"{acc.layout.clamp}, False, bc, cib, info)")
+    a("                stat[k] = st")
+    a("                if st == 0:")
+    decode(" " * 20, lambda d: f"bc[{d}]", lambda d: f"cib[{d}]")
+    a("                elif st == 2:")
+    a(f"                    f, i = tn.clamp_value(lv[{5 * D}], {fmt_of(t.elem)})")
+    a(f"                    {dst}[k] = {'f' if is_float else 'i'}")
+    a("                elif st > 2:")
+    a("                    info[2] = st")
+    a("                    info[3] = k")
+    a("                    return base")
     a("        for l in range(inv):")
     a("            for e in range(NL):")
     a("                k = tab[l, e]")
-    a("                if stat[k] == 1:")
+    a("                if not clean and stat[k] == 1:")
     a("                    frag[e, base + l] = obj[e, base + l]")
     a("                else:")
     a(f"                    frag[e, base + l] = {dst}[k]")

@@ -20,3 +20,16 @@ sed "s/\(OpCooperativeMatrixStoreTensorNV .*\) None None$/\1 None DecodeFunc $DE
 rm -f store_decode.tmp.spv store_decode.tmp.spvasm
 $G decode_q4.comp -o decode_q4.spv
 $G decode_vecview.comp -o decode_vecview.spv
+# tensor_rows.comp: name element rows cols [extra glslang arguments]
+rows() {
+    name=$1; e=$2; r=$3; c=$4; shift 4
+    $G -DETYPE=$e -DROWS=$r -DCOLS=$c "$@" tensor_rows.comp -o tensor_rows_$name.spv
+}
+BF16="#extension GL_EXT_bfloat16 : require"
+rows f16_16x32 float16_t 16 32
+rows f16_16x48 float16_t 16 48
+rows f16_8x16 float16_t 8 16
+rows bf16_16x32 bfloat16_t 16 32 "-P$BF16"
+rows f32_16x16 float 16 16
+rows u8_16x64 uint8_t 16 64
+rows s32_8x8 int32_t 8 8

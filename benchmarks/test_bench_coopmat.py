@@ -3,7 +3,8 @@
 int32 twin at 1024^3, each as a ratio to numpy's float32 matmul of the same size in the same
 run; and the cost of one MulAdd in a dependent loop. Issue 4: a workgroup-scope GEMM (one
 128x128 accumulator per workgroup of 256 invocations, K steps of 32, fp16 x fp16 -> fp32, plain
-KHR loads) on the generic and nvidia profiles."""
+KHR loads) on the generic and nvidia profiles. The fp16 GEMMs run with numerics="exact" (the
+default: float64 sums) and with numerics="float32" (float32 fused multiply-adds, as a BLAS)."""
 import struct
 
 import numpy as np
@@ -20,8 +21,8 @@ def dev():
     return jitcoop.Device()
 
 
-def _gemm(benchmark, dev, report, name, a, b, c, want, label, tile=64):
-    k = dev.load(SHADERS / f"gemm_coopmat_{name}.spv").kernel()
+def _gemm(benchmark, dev, report, name, a, b, c, want, label, tile=64, numerics="exact"):
+    k = dev.load(SHADERS / f"gemm_coopmat_{name}.spv").kernel(numerics=numerics)
     push = struct.pack("<3I", N, N, N)
     run = lambda: k.dispatch((N // tile, N // tile), {0: a, 1: b, 2: c}, push=push)
     run()
@@ -51,16 +52,20 @@ def _f16_operands(seed):
     return a, b, np.zeros((N, N), np.float32), want
 
 
-def test_gemm_f16_f32(benchmark, dev, report):
+@pytest.mark.parametrize("numerics", ["exact", "float32"])
+def test_gemm_f16_f32(benchmark, dev, report, numerics):
     a, b, c, want = _f16_operands(0)
-    _gemm(benchmark, dev, report, "f16", a, b, c, want, "KHR GEMM fp16 x fp16 -> fp32")
+    _gemm(benchmark, dev, report, "f16", a, b, c, want,
+          f"KHR GEMM fp16 x fp16 -> fp32 (numerics={numerics})", numerics=numerics)
 
 
-@pytest.mark.parametrize("profile", ["generic", "nvidia"])
-def test_gemm_wg_f16_f32(benchmark, report, profile):
+@pytest.mark.parametrize("profile,numerics", [("generic", "exact"), ("generic", "float32"),
+                                              ("nvidia", "exact")])
+def test_gemm_wg_f16_f32(benchmark, report, profile, numerics):
     a, b, c, want = _f16_operands(2)
     _gemm(benchmark, jitcoop.Device(profile), report, "wg", a, b, c, want,
-          f"workgroup-scope GEMM 128x128x32 fp16 x fp16 -> fp32 ({profile})", tile=128)
+          f"workgroup-scope GEMM 128x128x32 fp16 x fp16 -> fp32 ({profile}, numerics={numerics})",
+          tile=128, numerics=numerics)
 
 
 def test_gemm_s8_s32(benchmark, dev, report):

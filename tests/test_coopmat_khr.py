@@ -386,6 +386,46 @@ def test_f64_random_within_float64_rounding():
     assert (np.abs(d - want) <= bound).all()
 
 
+# == numerics="float32" ==============================================================================
+def float32_muladd(a, b, c, rnd):
+    """float32 sums as the seed's loop gives them: start at C, then for k = 0, 1, ... one fused
+    multiply-add (the exact sum rounded to float32), then one rounding to the result type."""
+    M, K = a.shape
+    N = b.shape[1]
+    out = np.empty((M, N), np.float64)
+    for i in range(M):
+        for j in range(N):
+            s = Fraction(float(c[i, j]))
+            for k in range(K):
+                q = s + Fraction(float(a[i, k])) * Fraction(float(b[k, j]))
+                s = Fraction(0) if q == 0 else Fraction(ROUND["f32"](q))
+            out[i, j] = rnd(s) if s != 0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("name,cdt,rnd", [("f16_f32", np.float32, "f32"), ("f16_f16", np.float16, "f16")])
+def test_float32_numerics_fma_in_k_order(name, cdt, rnd):
+    rng = np.random.default_rng(31)
+    a, b, c = f16_inputs(rng, K=48, cdtype=cdt)
+    d = run_muladd(name, a, b, c, cdt, numerics="float32")
+    want = float32_muladd(a, b, c, ROUND[rnd])
+    assert_bits_equal(d, want)
+    if rnd == "f32":        # the two models differ here (a float16 result hides the difference)
+        assert (want != exact_muladd(a, b, c, ROUND[rnd])).any()
+
+
+def test_float32_numerics_rounds_each_add_on_a_hand_case():
+    """1 + 2^-24 + 2^-24: float32 sums round the first add back to 1 (a tie, to even) and the
+    second too; the exact sum is 1 + 2^-23, a float32."""
+    a = np.zeros((16, 16), np.float16)
+    b = np.zeros((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    c[0, 0] = 1.0
+    a[0, 0] = a[0, 1] = b[0, 0] = b[1, 0] = 2.0 ** -12
+    assert run_muladd("f16_f32", a, b, c, np.float32, numerics="float32")[0, 0] == 1.0
+    assert run_muladd("f16_f32", a, b, c, np.float32)[0, 0] == np.float32(1 + 2.0 ** -23)
+
+
 # == numerics="nvidia" ===============================================================================
 def _trunc_to(q, quantum):
     """q toward zero to a multiple of quantum (Fractions)."""

@@ -41,7 +41,7 @@ _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 # Element formats in memory and result rounding modes.
 F32, F64, F16, BF16, E4M3, E5M2, S8, U8, S16, U16, S32, U32, S64, U64 = range(14)
 # Numerics of MulAdd
-EXACT, NVIDIA = 0, 1
+EXACT, NVIDIA, FLOAT32 = 0, 1, 2
 
 
 @njit(**_opts)
@@ -836,6 +836,24 @@ def load_row(frag, base, inv, r, cols, src, esize, fmt, run):
 
 
 @njit(**_opts)
+def store_row(frag, base, inv, r, cols, dst, esize, fmt, run):
+    """The inverse of load_row: row r of a striped layout's fragments to the cols elements at
+    address dst, a run at a time (float32 by its bits)."""
+    for c0 in range(0, cols, run):
+        k = r * cols + c0
+        e = k // inv
+        j = base + k - e * inv
+        a = dst + c0 * esize
+        if fmt == F32:
+            for i in range(run):
+                st_f32(a + 4 * i, np.float32(frag[e, j + i]))
+        else:
+            for i in range(run):
+                v = frag[e, j + i]
+                _write(a + i * esize, fmt, np.float64(v), np.int64(v))
+
+
+@njit(**_opts)
 def _copy_run(frag, e, j, a, n, fmt):
     """frag[e, j : j + n] = the n elements of format fmt at address a: 16 at a time in vector
     code for the formats the fragments hold bit for bit (or float16 through F16C), the rest
@@ -944,8 +962,9 @@ def _at(p, k, sh, cols, rstep, cstep):
 
 @njit(**_opts)
 def store(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, col_major, fmt,
-          lo, hi, ranges, info):
-    """OpCooperativeMatrixStoreKHR: the inverse of `load` (Stride must be positive)."""
+          lo, hi, ranges, info, run):
+    """OpCooperativeMatrixStoreKHR: the inverse of `load` (Stride must be positive; `run` as
+    for `load`)."""
     W = state.shape[0]
     L = tab.shape[1]
     for base in range(0, W, inv):
@@ -959,6 +978,10 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, c
             info[1] = span
             info[2] = s
             return base
+        if run > 0:
+            for r in range(rows):
+                store_row(frag, base, inv, r, cols, p + r * s * psize, esize, fmt, run)
+            continue
         for l in range(inv):
             for e in range(L):
                 v = frag[e, base + l]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write, load_row
+from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write, load_row, store_row
 from .memory import ld_u8, st_u32
 from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
 from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits
@@ -412,14 +412,7 @@ def _store_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
     if not _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
         return False
     for r in range(rows):
-        a = _row_at(p, r, esize, rt, ct)
-        for c0 in range(0, cols, run):
-            k = r * cols + c0
-            e = k // inv
-            j = base + k - e * inv
-            for i in range(run):
-                v = frag[e, j + i]
-                _write(a + (c0 + i) * esize, fmt, np.float64(v), np.int64(v))
+        store_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
     return True
 
 

@@ -112,7 +112,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     check_uniform(em, ins, wait, t, stride, "Stride")
     lo, hi = ("0", "0") if p.root is None else (p.root[0], f"{p.root[0]} + {p.root[1]}")
     fn = "store" if store else "load"
-    run = "" if store else f", {K.run_length(t.layout.table, t.rows, t.cols, col_major)}"
+    run = f", {K.run_length(t.layout.table, t.rows, t.cols, col_major)}"
     em.line(f"bad = cm.{fn}(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {t.rows}, {t.cols}, "
             f"{addr}, {stride}, {psize}, {t.elem.size}, {col_major}, {fmt_of(t.elem)}, "
             f"np.int64({lo}), np.int64({hi}), ranges, {em.info_array()}{run})")
@@ -193,7 +193,7 @@ def muladd_types(em, ins):
     return a, b, c, r, flags
 
 
-NUMERICS = {"exact": K.EXACT, "nvidia": K.NVIDIA}
+NUMERICS = {"exact": K.EXACT, "nvidia": K.NVIDIA, "float32": K.FLOAT32}
 
 
 def numerics(em):
@@ -338,7 +338,14 @@ def _muladd(em, ins, wait, resume):
         em.line(f"sg_resume(state, {wait}, {resume})")
         return
     is_float = r.elem.kind == "float"
-    ctype = K.C_F64 if is_float else _product_ctype(a, b, K_, flags)
+    if not is_float:
+        ctype = _product_ctype(a, b, K_, flags)
+    elif numerics(em) == K.FLOAT32 and max(m.elem.width for m in (a, b, c, r)) <= 32:
+        # float32 sums: one fused multiply-add per product, as a CPU BLAS (products of 16-bit
+        # and narrower formats are exact, so only the adds round)
+        ctype = K.C_F32
+    else:
+        ctype = K.C_F64
     cname = _CTYPE_NAMES[ctype]
     pl = _Placement(em, inv, cname)
     pa = pl.read(a, bool(flags & A_SIGNED))

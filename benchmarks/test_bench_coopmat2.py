@@ -2,7 +2,8 @@
 float16 scale and 16 bytes of nibbles, decoded by a DecodeFunc; workgroup-scope 128 x 128 tiles,
 K steps of 32) at M = N = 1024, K = 4096, against numpy doing the same dequantization and a
 float32 matmul in the same run; and the time per decoded element of the scalar (DecodeFunc) and
-vector (DecodeVectorFunc, 8 elements per call) paths, from the profiling counters."""
+vector (DecodeVectorFunc, 8 elements per call) paths, from the profiling counters. The scalar
+path also runs with numerics="float32" (float32 sums in the MulAdds)."""
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +36,12 @@ def numpy_q4_gemm(a32, blk):
     return a32 @ w.T
 
 
-@pytest.mark.parametrize("path", ["scalar", "vector"])
-def test_q4_gemm(benchmark, report, q4, path):
+@pytest.mark.parametrize("path,numerics", [("scalar", "exact"), ("vector", "exact"), ("scalar", "float32")])
+def test_q4_gemm(benchmark, report, q4, path, numerics):
     a, blk = q4
     shader = "q4_gemm_vec" if path == "vector" else "q4_gemm"
-    k = jitcoop.Device("generic").load(APPS / f"{shader}.spv").kernel(decode_vector=path)
+    k = jitcoop.Device("generic").load(APPS / f"{shader}.spv").kernel(decode_vector=path,
+                                                                      numerics=numerics)
     out = np.zeros((M, N), np.float32)
     push = np.array([M, N, K], np.uint32)
     run = lambda: k.dispatch((M // 128, N // 128, 1), {0: a, 1: blk, 2: out, 3: blk["d"]}, push=push)
@@ -59,6 +61,7 @@ def test_q4_gemm(benchmark, report, q4, path):
     benchmark.extra_info.update(seconds=t_jc, numpy_seconds=t_np, times_numpy=t_jc / t_np,
                                 gflops=flop / t_jc / 1e9, decoded_elements=decoded,
                                 ns_per_decoded_element=ns)
-    report(f"Q4_0 GEMM {M}x{N}x{K} ({path} decode): {t_jc:.2f} s ({flop / t_jc / 1e9:.1f} GFLOP/s), "
-           f"numpy dequantize + float32 matmul {t_np:.3f} s: {t_jc / t_np:.1f}x numpy's time; "
-           f"{decoded:,} decoded elements at {ns:.1f} ns each (inside the decode functions)")
+    report(f"Q4_0 GEMM {M}x{N}x{K} ({path} decode, numerics={numerics}): {t_jc:.2f} s "
+           f"({flop / t_jc / 1e9:.1f} GFLOP/s), numpy dequantize + float32 matmul {t_np:.3f} s: "
+           f"{t_jc / t_np:.1f}x numpy's time; {decoded:,} decoded elements at {ns:.1f} ns each "
+           f"(the decoding loads' element loops, profiled: its counters add time)")

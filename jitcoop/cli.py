@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .codegen.rules.khr_coopmat import NUMERICS
 from .errors import JitcoopError
 
 SPIRV_MAGIC = 0x07230203
@@ -29,6 +30,11 @@ class CliError(Exception):
 
 
 # -- argument parsing -----------------------------------------------------------------------------
+
+NUMERICS_CHOICES = tuple(NUMERICS)
+NUMERICS_HELP = ("float MulAdd arithmetic: exact (default: float64 sums, one rounding), nvidia (the "
+                 "H100's models), float32 (float32 fused multiply-adds in K order, as a BLAS)")
+
 def _grid(s: str) -> tuple:
     parts = s.replace("x", ",").split(",")
     try:
@@ -199,7 +205,7 @@ def cmd_run(a) -> int:
     push = read_push(a)
     if a.profiles:
         return _run_compare(a, spirv, arrays, push, spec)
-    k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec)
+    k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec, numerics=a.numerics)
     report = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
     writable = {(b.set, b.binding) for b in k.meta.bindings if b.writable}
     if out_dir is not None:
@@ -257,7 +263,8 @@ def cmd_profile(a) -> int:
     reports = []
     for shader, spirv in zip(shaders, modules):
         arrays = {key: read_buffer(path) for key, path in a.buffer or []}   # fresh copies per run
-        k = jitcoop.Module(dev, spirv, str(shader)).kernel(a.entry, spec=spec, decode_vector=a.decode_vector)
+        k = jitcoop.Module(dev, spirv, str(shader)).kernel(a.entry, spec=spec, decode_vector=a.decode_vector,
+                                                            numerics=a.numerics)
         reports.append(k.dispatch(a.grid, arrays, push=push, threads=a.threads, profile=True).profile)
     if a.json:
         out = {str(s): r.to_dict() for s, r in zip(shaders, reports)}
@@ -354,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profiles", metavar="A,B,...", help="run under each of these profiles (own copies "
                    "of the buffers) and show where the results differ; nothing is written")
     r.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    r.add_argument("--numerics", default="exact", choices=NUMERICS_CHOICES, help=NUMERICS_HELP)
     r.add_argument("--threads", type=int, default=None, metavar="N",
                    help="worker threads (default: one per CPU)")
     r.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -385,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--device", "--profile", dest="profile", default="generic",
                     help="device profile (default: generic)")
     pr.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    pr.add_argument("--numerics", default="exact", choices=NUMERICS_CHOICES, help=NUMERICS_HELP)
     pr.add_argument("--decode-vector", default="auto", choices=("auto", "scalar", "vector", "check"),
                     help="which decode path tensor loads take (default: auto)")
     pr.add_argument("--threads", type=int, default=None, metavar="N")

@@ -4,8 +4,10 @@ Two tables:
 
 - callbacks: one row per callback function at each instruction that calls it (DecodeFunc and
   DecodeVectorFunc of a tensor load, a per-element Func, a reduction's CombineFunc): the path
-  (scalar or vector decode), calls, elements produced, time inside the function (cycle counter),
-  ns per element, and the bytes the function read from memory;
+  (scalar or vector decode), calls, elements produced, time (cycle counter: inside the function;
+  for decode functions, the load's whole element loop, its addressing included, since clock
+  reads around every call of a small function would cost more than it), ns per element, and the
+  bytes the function read;
 - instructions: one row per collective instruction of the shader (cooperative matrix and vector
   instructions, barriers, subgroup operations): runs of the scheduler, scope instances, matrix
   elements moved, time.

@@ -55,3 +55,25 @@ def test_check_reports_cooperative_vector_combinations(capsys):
     out = capsys.readouterr().out
     assert "NO  coopvec" in out and "'f32', False)" in out
     assert main(["check", str(spv), "--device", "generic"]) == 0
+
+
+def test_run_numerics_option(tmp_path):
+    """`jitcoop run --numerics`: 1 + 2^-24 + 2^-24 is 1 + 2^-23 summed exactly (the default) and
+    1 in float32 sums (each add a tie, to even)."""
+    spv = HERE / "shaders" / "coopmat" / "muladd_f16_f32.spv"
+    a = np.zeros((16, 16), np.float16)
+    b = np.zeros((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    c[0, 0] = 1.0
+    a[0, 0] = a[0, 1] = b[0, 0] = b[1, 0] = 2.0 ** -12
+    got = {}
+    for numerics in ("exact", "float32"):
+        files = []
+        for i, x in enumerate((a, b, c, np.zeros((16, 16), np.float32))):
+            f = tmp_path / f"{numerics}{i}.npy"
+            np.save(f, x)
+            files += ["--buffer", f"{i}={f}"]
+        assert main(["run", str(spv), "--grid", "1", "--spec", "10=32", *files,
+                     "--push-values", "u32:16,u32:16,u32:16,u32:16", "--numerics", numerics]) == 0
+        got[numerics] = np.load(tmp_path / f"{numerics}3.npy")[0, 0]
+    assert got == {"exact": np.float32(1 + 2.0 ** -23), "float32": np.float32(1.0)}

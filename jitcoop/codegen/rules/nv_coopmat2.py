@@ -350,6 +350,14 @@ def _ctx():
     return "bind, push, scratch, ranges, err, cancel, grid, wg"
 
 
+def _cb_ctx():
+    """The context a callback call passes: err and cancel by address (memory.i64_view)."""
+    return "bind, push, scratch, ranges, errp, cancelp, grid, wg"
+
+
+CB_PTRS = "errp = np.int64(err.ctypes.data); cancelp = np.int64(cancel.ctypes.data)"
+
+
 def check_private_reads(em, ins, wait, inv, fids):
     """A callback called once for a whole scope instance runs with the first lane's Private
     variables: check that the other lanes' agree (they do in real shaders: set uniformly)."""
@@ -397,7 +405,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         coordinate `last`), the context and the lane."""
         b = ", ".join(f"{ints[0]}({bc(d)})" for d in range(D))
         ci = ", ".join(f"{ints[1]}({cib(d) if d < D - 1 else last})" for d in range(D))
-        return f"{ptr}, plo, pn, {b}, {ci}, {_ctx()}, base"
+        return f"{ptr}, plo, pn, {b}, {ci}, {_cb_ctx()}, base"
 
     from ...runtime.cache import JIT_OPTIONS
     L = []
@@ -406,6 +414,7 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a(f"def {name}(state, wait, inv, frag, obj, tab, addr, lay, view, lo, hi, info, df, di, stat, "
       f"{_ctx()}):")
     a("    W = state.shape[0]")
+    a(f"    {CB_PTRS}")
     a("    NL = tab.shape[1]")
     a("    bc = np.zeros(10, np.int64)")
     a("    cib = np.zeros(10, np.int64)")
@@ -449,13 +458,12 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
                           ins=ins, decode=acc.decode, vector=acc.decode_vector)
 
     def call(pad, target, expr, which):
-        """target = expr (a callback call), timed and counted when profiling (which: 0 scalar,
-        1 vector)."""
-        if S is not None:
-            a(f"{pad}pt = pf.ticks()")
+        """target = expr (a callback call), counted when profiling (which: 0 scalar, 1 vector).
+        The time is taken around each instance's element loop, not each call: two clock reads
+        around every call of a small decode function cost more than the function does."""
         a(f"{pad}{target} = {expr}")
         if S is not None:
-            a(f"{pad}err[{S + 4 + which}] += pf.ticks() - pt; err[{S + which}] += 1")
+            a(f"{pad}err[{S + which}] += 1")
         a(f"{pad}if err[0] != 0:")
         a(f"{pad}    return -2")
 
@@ -500,6 +508,8 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
         call(pad + " " * 4, f"{dst}[k]", scalar_call, 0)
         produced(pad + " " * 4, 0)
 
+    if S is not None:
+        a("        pt = pf.ticks()")
     # A clean plan (2-D, every element in the tensor: the interior tiles of a GEMM) walks the
     # row and column tables directly: no per-element status, clamp or fallback tests
     if D != 2:
@@ -537,6 +547,9 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     a("                    info[2] = st")
     a("                    info[3] = k")
     a("                    return base")
+    if S is not None:       # an instance decodes by one path (check mode: both, counted as vector)
+        which = "(1 if use_vec else 0)" if vec is not None else "0"
+        a(f"        err[{S + 4} + {which}] += pf.ticks() - pt")
     a("        for l in range(inv):")
     a("            for e in range(NL):")
     a("                k = tab[l, e]")
@@ -621,10 +634,11 @@ def _reduce(em, ins, wait, resume):
     back = "np.float64" if is_float else "np.int64"
     R, C, RR, RC = src.rows, src.cols, res.rows, res.cols
     name = f"_rd{ins.result}"
-    call = f"{fn}(acc, {nb}(s[{{k}}]), {_ctx()}, base)"
+    call = f"{fn}(acc, {nb}(s[{{k}}]), {_cb_ctx()}, base)"
     from ...runtime.cache import JIT_OPTIONS
     L = [f"@njit({JIT_OPTIONS})", f"def {name}(state, wait, inv, src, out, {_ctx()}):",
          "    W = state.shape[0]",
+         f"    {CB_PTRS}",
          "    for base in range(0, W, inv):",
          "        if state[base] != wait:",
          "            continue",
@@ -732,6 +746,7 @@ def _per_element(em, ins, wait, resume):
     L = [f"@njit({JIT_OPTIONS})",
          f"def {name}(state, wait, inv, tab, src, out, {''.join(p + ', ' for p in params)}{_ctx()}):",
          "    W = state.shape[0]",
+         f"    {CB_PTRS}",
          "    NL = tab.shape[1]",
          "    for base in range(0, W, inv):",
          "        if state[base] != wait:",
@@ -742,7 +757,7 @@ def _per_element(em, ins, wait, resume):
          "                k = tab[l, e]",
          f"                r = k // {t.cols}",
          f"                out[e, lane] = {fn}({rt}(r), {ct}(k - r * {t.cols}), src[e, lane], "
-         f"{''.join(c + ', ' for c in call_args)}{_ctx()}, lane)",
+         f"{''.join(c + ', ' for c in call_args)}{_cb_ctx()}, lane)",
          "                if err[0] != 0:",
          "                    return -2",
          "    return -1"]

@@ -340,8 +340,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
             info[1] = p - lo
             return base
         rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
-        if run > 0 and _load_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
-                                  rdim, rt, ct):
+        if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
+                                  rdim, rt, ct, False):
             continue
         for r in range(rows):
             for c in range(cols):
@@ -395,24 +395,17 @@ def _row_at(p, r, esize, rt, ct):
 
 
 @njit(**_opts)
-def _load_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, rdim, rt, ct):
-    """One instance of a striped-layout load, a contiguous row at a time, when the plan is clean,
-    the rows contiguous and every row in bounds; False (nothing written) otherwise, and the
-    element-by-element path finds and reports any fault."""
+def _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, rdim, rt, ct, store):
+    """One instance of a striped-layout load (or store), a contiguous row at a time, when the
+    plan is clean, the rows contiguous and every row in bounds; False (nothing moved) otherwise,
+    and the element-by-element path finds and reports any fault."""
     if not _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
         return False
     for r in range(rows):
-        load_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
-    return True
-
-
-@njit(**_opts)
-def _store_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, rdim, rt, ct):
-    """`_load_rows` for a store: False (nothing written) unless every row can go whole."""
-    if not _rows_ok(p, rows, cols, esize, lo, hi, ranges, rdim, rt, ct):
-        return False
-    for r in range(rows):
-        store_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
+        if store:
+            store_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
+        else:
+            load_row(frag, base, inv, r, cols, _row_at(p, r, esize, rt, ct), esize, fmt, run)
     return True
 
 
@@ -438,8 +431,8 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
             info[1] = p - lo
             return base
         rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, True, rt, ct)
-        if run > 0 and _store_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
-                                   rdim, rt, ct):
+        if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
+                                  rdim, rt, ct, True):
             continue
         for l in range(inv):
             for e in range(L):

@@ -197,6 +197,14 @@ def f16_bits_to_f32_ir(builder, h16, n=0):
     return builder.select(is_nan, nan, builder.bitcast(f, vt))
 
 
+def _f32_bits_nan_ir(builder, b):
+    """LLVM IR: whether float32 bits b (i32) are a NaN, tested on the bits (a floating-point test
+    and select may let LLVM swap one NaN for another)."""
+    i32 = ir.IntType(32)
+    return builder.icmp_unsigned(">", builder.and_(b, ir.Constant(i32, 0x7FFFFFFF)),
+                                 ir.Constant(i32, 0x7F800000))
+
+
 @intrinsic
 def _f16_to_f32_hw(typingctx, h):
     """float16 bits -> float32 (f16_bits_to_f32_ir)."""
@@ -214,8 +222,7 @@ def _f32_to_f16_hw(typingctx, x):
         i16, i32 = ir.IntType(16), ir.IntType(32)
         h = builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), i16)
         b = builder.bitcast(args[0], i32)
-        is_nan = builder.icmp_unsigned(">", builder.and_(b, ir.Constant(i32, 0x7FFFFFFF)),
-                                       ir.Constant(i32, 0x7F800000))
+        is_nan = _f32_bits_nan_ir(builder, b)
         nan = builder.trunc(builder.or_(builder.and_(builder.lshr(b, ir.Constant(i32, 16)),
                                                      ir.Constant(i32, 0x8000)),
                                         ir.Constant(i32, 0x7E00)), i16)
@@ -235,9 +242,7 @@ def _round_f16_hw(typingctx, x):
         f = builder.bitcast(builder.fpext(builder.fptrunc(x, ir.HalfType()), ir.FloatType()), i32)
         b = builder.bitcast(x, i32)
         nan = builder.or_(builder.and_(b, ir.Constant(i32, 0x80000000)), ir.Constant(i32, 0x7FC00000))
-        is_nan = builder.icmp_unsigned(">", builder.and_(b, ir.Constant(i32, 0x7FFFFFFF)),
-                                       ir.Constant(i32, 0x7F800000))
-        return builder.bitcast(builder.select(is_nan, nan, f), ir.FloatType())
+        return builder.bitcast(builder.select(_f32_bits_nan_ir(builder, b), nan, f), ir.FloatType())
     return types.float32(types.float32), codegen
 
 

@@ -115,3 +115,34 @@ def test_atomics_from_many_workgroups_are_exact():
     assert fsum == 0.5 * n
     slots = c[56:56 + 4 * n].view(np.uint32)
     assert sorted(slots.tolist()) == list(range(1, n + 1))
+
+
+def test_float_copies_move_the_bits():
+    """A 16- or 8-bit float loaded only to be stored moves as its bits, as on a GPU: signalling
+    NaNs keep their payload and quiet bit, -0 and subnormals stay. Every fp8 code is copied; the
+    float16/bfloat16 inputs hold each kind of special value. A converted use of the same values
+    (a float32 sum, checked with numpy) still converts."""
+    rng = np.random.default_rng(5)
+    specials16 = [0x7C01, 0xFC01, 0x7D55, 0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x8000, 0x0000,
+                  0x0001, 0x83FF, 0x7BFF]
+    specials_bf = [0x7F81, 0xFF81, 0x7FA5, 0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x8000, 0x0001,
+                   0x807F, 0x7F7F, 0x0080]
+    ih = rng.integers(0, 1 << 16, 256).astype(np.uint16)
+    ib = rng.integers(0, 1 << 16, 256).astype(np.uint16)
+    ih[:len(specials16)] = specials16
+    ib[:len(specials_bf)] = specials_bf
+    i4 = np.arange(256, dtype=np.uint8)
+    i5 = np.arange(256, dtype=np.uint8)[::-1].copy()
+    oh, ob = np.zeros(256, np.uint16), np.zeros(256, np.uint16)
+    o4, o5 = np.zeros(256, np.uint8), np.zeros(256, np.uint8)
+    of = np.zeros(256, np.float32)
+    k = jitcoop.Device().load(SHADERS / "core" / "bitcopy.spv").kernel()
+    k.dispatch(4, {0: ih, 1: ib, 2: i4, 3: i5, 4: oh, 5: ob, 6: o4, 7: o5, 8: of})
+    np.testing.assert_array_equal(oh, ih.reshape(4, 64)[:, ::-1].reshape(-1))
+    np.testing.assert_array_equal(ob, ib)
+    np.testing.assert_array_equal(o4, i4)
+    np.testing.assert_array_equal(o5, i5)
+    ref = ih.view(np.float16).astype(np.float32) + (ib.astype(np.uint32) << 16).view(np.float32)
+    ok = ~np.isnan(ref)
+    np.testing.assert_array_equal(of[ok], ref[ok])
+    assert np.isnan(of[~ok]).all()

@@ -98,9 +98,9 @@ class CallbackGen(KernelGen):
     def _find_uniform(self):
         self.hoisted = set()
 
-    def load_leaf(self, s, addr: str) -> str:
+    def load_leaf(self, s, addr: str, raw: bool = False) -> str:
         # Profiled: count the bytes the callback reads.
-        e = super().load_leaf(s, addr)
+        e = super().load_leaf(s, addr, raw)
         if self.profiling:
             if self.bytes_slot is None:
                 self.bytes_slot = self.prof.slots("callback", ("bytes",), fid=self.fid, role=self.role,

@@ -29,7 +29,7 @@ from ..errors import SpirvError
 from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
-from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, TensorLayout, TensorView,
+from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, TensorLayout, TensorView, Vector,
                            Type, describe, leaves, member_offsets, n_leaves, size_of)
 from . import rules as R
 from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
@@ -131,6 +131,7 @@ class KernelMeta:
 class KernelGen:
     callback = None           # set on a CallbackGen: the SPIR-V function compiled as a callback
     fail_return = "return 1"  # how generated code leaves after recording a failure
+    bit_moves = frozenset()   # loads whose value is stored as its memory bits (_find_bit_moves)
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options: dict | None = None, profile=None):
@@ -168,7 +169,8 @@ class KernelGen:
         self._tables: dict = {}
         spec.coop_layout = self._coop_layout
         self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective,
-                                        rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids))
+                                        rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids),
+                                        movable=self._movable)
         self._check_supported()
         self._classify_variables()
 
@@ -228,6 +230,27 @@ class KernelGen:
 
     def _is_collective(self, ins) -> bool:
         return ins.opname in R.COLLECTIVE
+
+    MOVABLE_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
+                      "OpInBoundsPtrAccessChain")
+
+    def _movable(self, ins, defs) -> bool:
+        """An instruction that may run earlier in its block (ir._raise_segments): pure (push
+        constant loads included), with a scalar, vector or pointer result (cheap to keep in spill
+        slots). defs: result id -> defining instruction in the function."""
+        if ins.result is None or self.options.get("no_raise"):
+            return False
+        if ins.opname == "OpLoad":
+            d = defs.get(ins.operands[0]) or self.m.defs.get(ins.operands[0])
+            pt = self.spec.type(d.result_type) if d is not None and d.result_type else None
+            if not (isinstance(pt, Pointer) and pt.storage == "PushConstant"):
+                return False
+        elif ins.opname not in R.PURE and ins.opname not in self.MOVABLE_CHAINS:
+            return False
+        t = self.spec.type(ins.result_type)
+        if isinstance(t, Pointer):
+            return not isinstance(t.pointee, (CoopMat, TensorLayout, TensorView, Opaque))
+        return isinstance(t, Scalar) or (isinstance(t, Vector) and t.n <= 4)
 
     def _check_supported(self):
         for b in self.ff.blocks:
@@ -794,15 +817,17 @@ class KernelGen:
             return "the buffer the tensor load's Pointer points into"
         return "its object"
 
-    def load_leaf(self, s, addr: str) -> str:
+    def load_leaf(self, s, addr: str, raw: bool = False) -> str:
+        """A leaf's value from memory (raw: its memory bits, for a bit move)."""
         from .rules.common import leaf_format
         f = leaf_format(s)
-        return f.from_mem(f"ld_{f.mem}({addr})")
+        m = f"ld_{f.mem}({addr})"
+        return m if raw else f.from_mem(m)
 
-    def store_leaf(self, s, addr: str, v: str) -> str:
+    def store_leaf(self, s, addr: str, v: str, raw: bool = False) -> str:
         from .rules.common import leaf_format
         f = leaf_format(s)
-        return f"st_{f.mem}({addr}, {f.to_mem(v)})"
+        return f"st_{f.mem}({addr}, {v if raw else f.to_mem(v)})"
 
     # -- builtins ---------------------------------------------------------------------------------
     def builtin_leaves(self, name: str, ins) -> list[str]:
@@ -845,6 +870,7 @@ class KernelGen:
         self.meta.has_collectives = self.has_collectives
         self._find_alias_loads()
         self._find_uniform()
+        self._find_bit_moves()
         self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
         self.slots: dict[str, tuple] = {}        # leaf name -> (dtype tag, row)
         self.slot_groups: dict[str, list] = {}   # leaf name -> the fragment it belongs to
@@ -1080,6 +1106,48 @@ class KernelGen:
                 if pure and all(ok(x) for x in args) and not isinstance(self.rtype(ins), Opaque):
                     hoisted.add(ins.result)
         self.hoisted = hoisted
+
+    def _find_bit_moves(self):
+        """Loads of float16, bfloat16 and fp8 values whose only uses are stores to memory in the
+        same block (a copy into shared memory, say): the bits move as they are. A move changes no
+        bit of the value, NaN payloads included, and costs no conversion either way."""
+        from .rules.common import leaf_format
+        self.bit_moves = set()
+        for b in self.ff.blocks:
+            here = {id(ins) for ins in b.instrs}
+            for ins in b.instrs:
+                if ins.opname != "OpLoad" or not self._in_memory(ins.operands[0]):
+                    continue
+                t = self.rtype(ins)
+                if isinstance(t, (Opaque, Pointer)):
+                    continue
+                lt = self.leaf_types(t)
+                if not lt or not all(isinstance(s, Scalar) and s.kind == "float"
+                                     and leaf_format(s).decode for s in lt):
+                    continue
+                us = self.users.get(ins.result, ())
+                if us and all(u.opname == "OpStore" and u.operands[1] == ins.result
+                              and u.operands[0] != ins.result and id(u) in here
+                              and self._in_memory(u.operands[0]) for u in us):
+                    self.bit_moves.add(ins.result)
+
+    def _in_memory(self, pid) -> bool:
+        """Whether a pointer reaches memory (a binding, workgroup or frame memory, a physical
+        address) rather than a promoted or resident variable or a built-in input."""
+        seen = 0
+        while seen < 64:
+            d = self.ff.defs.get(pid)
+            if d is None or d.opname not in ("OpAccessChain", "OpInBoundsAccessChain",
+                                             "OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+                break
+            pid = d.operands[0]
+            seen += 1
+        if pid in self.promoted or pid in self.resident_vars or pid in self.inputs:
+            return False
+        d = self.ff.defs.get(pid) or self.m.defs.get(pid)
+        if d is not None and d.opname in ("OpPhi", "OpSelect", "OpCopyObject"):
+            return False             # may name a promoted variable on some path
+        return True
 
     def _find_alias_loads(self):
         """Loads of promoted variables whose value can be the variable's own locals: every use is
@@ -1413,14 +1481,17 @@ class KernelGen:
         saved = self.lines
         self.lines = []
         self.indent = 0
-        self.line("c = sg_next(state)")
+        self.line("c, conv = sg_next_conv(state)")
         self.line("if c < 0:")
         self.line("    break")
+        self.line("while True:")
+        self.indent += 1
         for i, b in enumerate(self.collective_blocks):
             ins = b.instrs[0]
             self.line(f"{'if' if i == 0 else 'elif'} c == {i}:")
             self.indent += 1
-            resume = self.block_index[b.term.operands[0]]
+            nxt = self._chained(b)
+            resume = self.block_index[b.term.operands[0]] if nxt is None else -2 - nxt
             if self.profiling:
                 # runs, lanes taking part, cycles: per instruction of the shader
                 s = self.prof.slots("instruction", ("runs", "lanes", "ticks"),
@@ -1429,10 +1500,31 @@ class KernelGen:
             R.COLLECTIVE[ins.opname](self, ins, -2 - i, resume)
             if self.profiling:
                 self.line(f"err[{s}] += 1; err[{s + 1}] += pl; err[{s + 2}] += pf.ticks() - pt")
+            if nxt is not None:
+                # Every lane waited here and goes straight on to the next collective.
+                self.line("if conv:")
+                self.line(f"    c = {nxt}")
+                self.line("    continue")
             self.indent -= 1
+        self.line("break")
+        self.indent -= 1
         out = self.lines
         self.lines = saved
         return out
+
+    def _chained(self, b):
+        """The index of the collective a lane resuming after collective block b reaches with no
+        code on the way (an empty resume block, nothing to spill at the suspend), or None."""
+        rb = self._bmap().get(b.term.operands[0])
+        if rb is None or rb.instrs or rb.term.opname != "OpBranch":
+            return None
+        tb = self._bmap().get(rb.term.operands[0])
+        if tb is None or not tb.collective or tb not in self.collective_blocks:
+            return None
+        dirty = self.dirty_in.get(tb.label, set())
+        if any(isinstance(x, tuple) and x in dirty for x in self.live_in[tb.label]):
+            return None
+        return self.collective_blocks.index(tb)
 
     def _prof_type(self, ins):
         """The cooperative matrix an instruction moves (for elements in the profile), if any."""

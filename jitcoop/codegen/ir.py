@@ -102,7 +102,7 @@ class _Ids:
         return self.next - 1
 
 
-def flatten(m: Module, entry_fid: int, is_collective, rewrite=None) -> FlatFunction:
+def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None) -> FlatFunction:
     ids = _Ids(m.header.bound)
     fn = m.functions[entry_fid]
     variables = []
@@ -119,6 +119,8 @@ def flatten(m: Module, entry_fid: int, is_collective, rewrite=None) -> FlatFunct
     ff = FlatFunction(blocks, variables)
     if rewrite is not None:
         rewrite(ff, ids)            # instruction-level rewrites that need fresh ids (before splitting)
+    if movable is not None:
+        _raise_segments(ff, is_collective, movable)
     _split_collectives(ff, ids, is_collective)
     for v in variables:
         ff.type_of[v.result] = v.result_type
@@ -218,6 +220,34 @@ def _inline_call(m, b: FBlock, k: int, call: Instruction, variables, ids, blocks
         phi = _synth("OpPhi", ops, kinds, call.offset, call.result, call.result_type)
         cont.instrs.insert(0, phi)
     return new_blocks + [cont]
+
+
+def _raise_segments(ff: FlatFunction, is_collective, movable):
+    """Within a block, a run of instructions between two collectives that are all movable (pure,
+    scalar: address arithmetic, say) and use nothing the collectives before them produced moves
+    up, before the block's first collective. The collectives then follow each other with no lane
+    code between them, and the scheduler runs them back to back (a pass over the lanes per
+    collective saved; the moved values cross the collectives in their spill slots)."""
+    defs = {ins.result: ins for b in ff.blocks for ins in b.instrs if ins.result is not None}
+    for b in ff.blocks:
+        idx = [k for k, ins in enumerate(b.instrs) if is_collective(ins)]
+        if len(idx) < 2 and not (idx and idx[-1] < len(b.instrs) - 1):
+            continue
+        head = b.instrs[:idx[0]]
+        tail = []
+        pinned = set()           # results of the collectives and of what stays after them
+        for j, k in enumerate(idx):
+            coll = b.instrs[k]
+            tail.append(coll)
+            if coll.result is not None:
+                pinned.add(coll.result)
+            seg = b.instrs[k + 1:idx[j + 1] if j + 1 < len(idx) else len(b.instrs)]
+            if seg and all(movable(ins, defs) and not (set(used_ids(ins)) & pinned) for ins in seg):
+                head.extend(seg)
+            else:
+                tail.extend(seg)
+                pinned.update(ins.result for ins in seg if ins.result is not None)
+        b.instrs = head + tail
 
 
 def _split_collectives(ff: FlatFunction, ids: _Ids, is_collective):

@@ -36,6 +36,21 @@ def next_collective(state):
 
 
 @njit(**_opts)
+def next_converged(state):
+    """next_collective, and whether every lane waits at it (the workgroup is converged there:
+    the scheduler may then run the collectives that follow it with no lane code between them
+    back to back)."""
+    c = next_collective(state)
+    if c < 0:
+        return c, False
+    w = -2 - c
+    for l in range(state.shape[0]):
+        if state[l] != w:
+            return c, False
+    return c, True
+
+
+@njit(**_opts)
 def resume(state, wait, resume_at):
     for l in range(state.shape[0]):
         if state[l] == wait:

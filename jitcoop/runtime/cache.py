@@ -24,7 +24,7 @@ from numba import njit
 from jitcoop.kernels.memory import *
 from jitcoop.kernels.formats import *
 from jitcoop.kernels.scalar import *
-from jitcoop.kernels.subgroup import (next_collective as sg_next, resume as sg_resume,
+from jitcoop.kernels.subgroup import (next_collective as sg_next, next_converged as sg_next_conv, resume as sg_resume,
     barrier as sg_barrier, arith as sg_arith, logical as sg_logical, gather as sg_gather,
     elect as sg_elect, vote as sg_vote, ballot as sg_ballot, lane_copy as sg_lane_copy,
     lane_fill as sg_lane_fill)

@@ -139,7 +139,8 @@ def _load(em, ins):
     es = p.elem_stride
     lv = _leaves(rt, p.member, es)
     em.check_range(ins, p, p.addr, _span(rt, p.member, es))
-    exprs = [em.load_leaf(s, f"{p.addr} + {off}" if off else p.addr) for s, off in lv]
+    raw = ins.result in em.bit_moves
+    exprs = [em.load_leaf(s, f"{p.addr} + {off}" if off else p.addr, raw) for s, off in lv]
     em.define(ins, exprs)
     if isinstance(rt, Pointer):
         em.ptrs[ins.result] = Ptr("mem", rt.pointee, rt.storage, addr=em.names[ins.result][0], root=None)
@@ -172,8 +173,9 @@ def _store(em, ins):
     es = p.elem_stride
     lv = _leaves(t, p.member, es)
     em.check_range(ins, p, p.addr, _span(t, p.member, es))
+    raw = ins.operands[1] in em.bit_moves
     for (s, off), v in zip(lv, src):
-        em.line(em.store_leaf(s, f"{p.addr} + {off}" if off else p.addr, v))
+        em.line(em.store_leaf(s, f"{p.addr} + {off}" if off else p.addr, v, raw))
     if p.storage == "PhysicalStorageBuffer" or p.root is None:
         em.meta.writes_physical = True
 

@@ -1592,7 +1592,16 @@ class KernelGen:
         for i, n in enumerate(names):
             if self.slots.get(n) != (tag, r0 + i):
                 raise AssertionError(f"fragment slots of {names[0]} are not contiguous")
-        return f"S_{tag}[{r0}:{r0 + len(names)}]"
+        return self.view(f"S_{tag}", r0, r0 + len(names))
+
+    def view(self, arr: str, r0: int, r1: int | None = None) -> str:
+        """A view of rows r0:r1 (or row r0) of a slot array, made once per kernel call: a slice
+        made at each use costs a reference count increment and decrement (atomic operations)
+        every time."""
+        name = f"{arr.replace('S_', 'V_', 1)}_{r0}" + ("" if r1 is None else f"_{r1}")
+        views = self.__dict__.setdefault("_views", {})
+        views.setdefault(name, f"{arr}[{r0}]" if r1 is None else f"{arr}[{r0}:{r1}]")
+        return name
 
     def coll_i64(self, vid) -> str:
         """A per-lane int64 row (allocated once per kernel call) holding a scalar operand of a
@@ -1603,7 +1612,8 @@ class KernelGen:
         if vid is None:
             expr = "0"
         elif vid in getattr(self, "crossing", ()):
-            self.line(f"{name}[:] = {self.slot_row(self.item_names(vid)[0])}")
+            tag, k = self.slot(self.item_names(vid)[0])
+            self.line(f"{name}[:] = {self.view(f'S_{tag}', k)}")
             return name
         else:
             p = self.ptrs.get(vid)
@@ -1673,6 +1683,8 @@ class KernelGen:
             a(I + f"state = np.zeros({W}, np.int32)")
             for tag, rows in sorted(self.slot_rows.items()):
                 a(I + f"S_{tag} = np.zeros(({len(rows)}, {W}), np.{tag})")
+            for name, expr in self.__dict__.get("_views", {}).items():
+                a(I + f"{name} = {expr}")
         a(I + "for wg in range(wg_begin, wg_end):")
         I2 = I * 2
         a(I2 + "wx = wg % ngx; wq = wg // ngx; wy = wq % ngy; wz = wq // ngy")

@@ -36,7 +36,12 @@ from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u1
                      st_f64, st_i64, st_u8, st_u16, st_u32)
 from .scalar import in_ranges
 
-_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+# No reference counting (_nrt=False): these kernels allocate nothing, and numba otherwise
+# increments and decrements the count of every array argument at each call of a function that
+# calls another (atomic operations: measured at about 50 ns per load call). _alloc: the few that
+# allocate scratch.
+_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False, _nrt=False)
+_alloc = dict(_opts, _nrt=True)
 
 # Element formats in memory and result rounding modes.
 F32, F64, F16, BF16, E4M3, E5M2, S8, U8, S16, U16, S32, U32, S64, U64 = range(14)
@@ -237,7 +242,7 @@ def _tc_chunk(acc, a, b, i, k0, k1, j, K, N):
 
 # -- multiply-add, "nvidia" numerics ----------------------------------------------------------------
 
-@njit(**_opts)
+@njit(**_alloc)
 def mma_f(state, wait, inv, da, db, dc, M, N, K, mode, numerics):
     """dc = A x B + C for each waiting instance, in place. EXACT: exact products, float64 sums
     (exact for every input narrower than float64), one rounding to the result type. NVIDIA: the

@@ -14,7 +14,9 @@ from numba.extending import overload
 
 from .formats import round_bf16, round_f16
 
-_opts = dict(cache=True, nogil=True, error_model="numpy")
+# No reference counting (coopmat._opts says why); _alloc for the few that allocate scratch.
+_opts = dict(cache=True, nogil=True, error_model="numpy", _nrt=False)
+_alloc = dict(_opts, _nrt=True)
 
 # Combining operations (OpGroupNonUniform<op>)
 IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, FMAX, AND, OR, XOR, FADD, FMUL, LAND, LOR, LXOR = range(16)
@@ -241,7 +243,7 @@ def vote(state, wait, kind, x, r, combine_and, S):
                 r[l] = (r[l] and v) if combine_and else v
 
 
-@njit(**_opts)
+@njit(**_alloc)
 def ballot(state, wait, x, r0, r1, r2, r3, S):
     W = state.shape[0]
     for lo in range(0, W, S):

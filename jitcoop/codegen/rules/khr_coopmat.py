@@ -51,7 +51,8 @@ def _scope_words(t):
 def check_scope(em, ins, wait, t):
     """Every invocation of a scope instance must reach a cooperative instruction together."""
     inv = scope_size(em, t)
-    em.line(f"bad = cm.check_scope(state, {wait}, {inv})")
+    # conv: the scheduler saw every lane of the workgroup waiting here, so no instance lacks one
+    em.line(f"bad = -1 if conv else cm.check_scope(state, {wait}, {inv})")
     em.line("if bad >= 0:")
     em.line("    " + em.fail_lane(
         ins, f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
@@ -59,7 +60,11 @@ def check_scope(em, ins, wait, t):
              f"waits elsewhere); real hardware gives undefined results", "bad", "bad"))
 
 
-def check_uniform(em, ins, wait, t, row, what):
+def check_uniform(em, ins, wait, t, row, what, vid=None):
+    """An operand (in per-lane row `row`) must be the same in every lane of a scope instance;
+    one computed once per workgroup (vid a constant or hoisted value) is by construction."""
+    if vid is not None and em._uniform_operand(vid):
+        return
     inv = scope_size(em, t)
     em.line(f"bad = cm.check_uniform(state, {wait}, {inv}, {row})")
     em.line("if bad >= 0:")
@@ -108,8 +113,8 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     check_scope(em, ins, wait, t)
     addr = em.coll_i64(ptr_id)
     stride = em.coll_i64(stride_id)
-    check_uniform(em, ins, wait, t, addr, "Pointer")
-    check_uniform(em, ins, wait, t, stride, "Stride")
+    check_uniform(em, ins, wait, t, addr, "Pointer", ptr_id)
+    check_uniform(em, ins, wait, t, stride, "Stride", stride_id)
     lo, hi = ("0", "0") if p.root is None else (p.root[0], f"{p.root[0]} + {p.root[1]}")
     fn = "store" if store else "load"
     run = f", {K.run_length(t.layout.table, t.rows, t.cols, col_major)}"

@@ -212,7 +212,7 @@ class TensorAccess:
         t = self.t
         check_scope(em, ins, wait, t)
         addr = em.coll_i64(self.ptr_id)
-        check_uniform(em, ins, wait, t, addr, "Pointer")
+        check_uniform(em, ins, wait, t, addr, "Pointer", self.ptr_id)
         lay = em.coll_leaves_i64(self.layout_id)
         view = em.coll_leaves_i64(self.view)
         for arr, what in ((lay, "tensor layout"), (view, "tensor view")):

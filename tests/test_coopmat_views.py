@@ -421,6 +421,7 @@ def test_bad_mode0_is_fine():
     (3, ("OpCooperativeMatrixLoadKHR",), "Pointer operand"),
     (4, ("OpCooperativeMatrixStoreKHR",), "only part of its subgroup"),
     (5, ("OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreKHR"), "only part of its subgroup"),
+    (6, ("OpCooperativeMatrixLoadKHR",), "Pointer operand"),
 ])
 def test_misuse_is_an_execution_error(mode, ops, words):
     err, x, y, (y0, x0) = _bad(mode)
@@ -437,6 +438,24 @@ def test_misuse_is_an_execution_error(mode, ops, words):
 def test_divergent_load_names_a_missing_lane():
     err, *_ = _bad(1)
     assert err.opname == "OpCooperativeMatrixLoadKHR" and 16 <= err.lane < 32, str(err)
+
+
+def test_back_to_back_loads_check_the_second_one():
+    """Mode 6: the scheduler runs the two loads one after the other (every lane waits at the
+    first); the second still checks its Pointer, and the error names it and lane 8 (the first
+    whose Pointer differs from lane 0's)."""
+    err, *_ = _bad(6)
+    assert err.opname == "OpCooperativeMatrixLoadKHR" and err.lane == 8, str(err)
+    first, second = _load_instructions()
+    assert err.offset == second.offset and err.result_id == second.result, str(err)
+
+
+def _load_instructions():
+    """bad.spv's OpCooperativeMatrixLoadKHR instructions in program order (mode 6's are last)."""
+    m = jitcoop.Device().load(COOP / "bad.spv").spirv
+    loads = [i for f in m.functions.values() for b in f.blocks for i in b.instrs
+             if i.opname == "OpCooperativeMatrixLoadKHR"]
+    return sorted(loads, key=lambda i: i.offset)[-2:]
 
 
 def test_divergent_muladd_names_lane_31():

@@ -1481,7 +1481,14 @@ class KernelGen:
         saved = self.lines
         self.lines = []
         self.indent = 0
-        self.line("c, conv = sg_next_conv(state)")
+        chains = [self._chained(b) for b in self.collective_blocks]
+        if any(x is not None for x in chains):
+            self.line("c, conv = sg_next_conv(state)")
+        else:
+            # Without chains the convergence test buys nothing, and it cost the tiled SGEMM
+            # shader (two barriers per K step) 25%: far more than its scan (about 70 ns a call),
+            # so the cost is in how LLVM compiles the kernel around it.
+            self.line("c = sg_next(state); conv = False")
         self.line("if c < 0:")
         self.line("    break")
         self.line("while True:")
@@ -1490,7 +1497,7 @@ class KernelGen:
             ins = b.instrs[0]
             self.line(f"{'if' if i == 0 else 'elif'} c == {i}:")
             self.indent += 1
-            nxt = self._chained(b)
+            nxt = chains[i]
             resume = self.block_index[b.term.operands[0]] if nxt is None else -2 - nxt
             if self.profiling:
                 # runs, lanes taking part, cycles: per instruction of the shader

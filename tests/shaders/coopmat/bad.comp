@@ -6,6 +6,8 @@
 //   3: the Pointer differs between lanes
 //   4: the store is reached by lanes 16..31 only
 //   5: the MulAdd is reached by lanes 0..30 only
+//   6: two loads back to back (the scheduler runs them one after the other, with no lane code
+//      between), the second with a Pointer that differs between lanes
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
@@ -33,6 +35,11 @@ void main() {
         coopMatLoad(a, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
         coopMatLoad(b, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
         if (lane < 31) m = coopMatMulAdd(a, b, m);
+    }
+    if (p.mode == 6) {
+        coopMatLoad(a, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(b, h, lane / 8, 16, gl_CooperativeMatrixLayoutRowMajor);
+        m = coopMatMulAdd(a, b, m);
     }
     if (p.mode != 4 || lane >= 16)
         coopMatStore(m, y, 0, 16, gl_CooperativeMatrixLayoutRowMajor);

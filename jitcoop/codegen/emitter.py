@@ -165,6 +165,7 @@ class KernelGen:
         self.globals: list[str] = []          # module-level constants of the generated source
         self._dense: list[str] = []           # scratch arrays of the cooperative kernels
         self._operand_rows: list[str] = []    # int64 per-lane operand rows of collectives
+        self._views: dict[str, str] = {}      # slot-array views made once per call (view())
         self._needs_info = False
         self._tables: dict = {}
         spec.coop_layout = self._coop_layout
@@ -238,7 +239,7 @@ class KernelGen:
         """An instruction that may run earlier in its block (ir._raise_segments): pure (push
         constant loads included), with a scalar, vector or pointer result (cheap to keep in spill
         slots). defs: result id -> defining instruction in the function."""
-        if ins.result is None or self.options.get("no_raise"):
+        if ins.result is None:
             return False
         if ins.opname == "OpLoad":
             d = defs.get(ins.operands[0]) or self.m.defs.get(ins.operands[0])
@@ -1127,8 +1128,7 @@ class KernelGen:
                     continue
                 us = self.users.get(ins.result, ())
                 if us and all(u.opname == "OpStore" and u.operands[1] == ins.result
-                              and u.operands[0] != ins.result and id(u) in here
-                              and self._in_memory(u.operands[0]) for u in us):
+                              and id(u) in here and self._in_memory(u.operands[0]) for u in us):
                     self.bit_moves.add(ins.result)
 
     def _in_memory(self, pid) -> bool:
@@ -1606,8 +1606,7 @@ class KernelGen:
         made at each use costs a reference count increment and decrement (atomic operations)
         every time."""
         name = f"{arr.replace('S_', 'V_', 1)}_{r0}" + ("" if r1 is None else f"_{r1}")
-        views = self.__dict__.setdefault("_views", {})
-        views.setdefault(name, f"{arr}[{r0}]" if r1 is None else f"{arr}[{r0}:{r1}]")
+        self._views.setdefault(name, f"{arr}[{r0}]" if r1 is None else f"{arr}[{r0}:{r1}]")
         return name
 
     def coll_i64(self, vid) -> str:
@@ -1690,7 +1689,7 @@ class KernelGen:
             a(I + f"state = np.zeros({W}, np.int32)")
             for tag, rows in sorted(self.slot_rows.items()):
                 a(I + f"S_{tag} = np.zeros(({len(rows)}, {W}), np.{tag})")
-            for name, expr in self.__dict__.get("_views", {}).items():
+            for name, expr in self._views.items():
                 a(I + f"{name} = {expr}")
         a(I + "for wg in range(wg_begin, wg_end):")
         I2 = I * 2

@@ -231,18 +231,19 @@ def _raise_segments(ff: FlatFunction, is_collective, movable):
     defs = {ins.result: ins for b in ff.blocks for ins in b.instrs if ins.result is not None}
     for b in ff.blocks:
         idx = [k for k, ins in enumerate(b.instrs) if is_collective(ins)]
-        if len(idx) < 2 and not (idx and idx[-1] < len(b.instrs) - 1):
+        if len(idx) < 2:
             continue
         head = b.instrs[:idx[0]]
         tail = []
         pinned = set()           # results of the collectives and of what stays after them
-        for j, k in enumerate(idx):
+        for k, k_next in zip(idx, idx[1:] + [len(b.instrs)]):
             coll = b.instrs[k]
             tail.append(coll)
             if coll.result is not None:
                 pinned.add(coll.result)
-            seg = b.instrs[k + 1:idx[j + 1] if j + 1 < len(idx) else len(b.instrs)]
-            if seg and all(movable(ins, defs) and not (set(used_ids(ins)) & pinned) for ins in seg):
+            seg = b.instrs[k + 1:k_next]
+            if k_next < len(b.instrs) and seg and all(
+                    movable(ins, defs) and not (set(used_ids(ins)) & pinned) for ins in seg):
                 head.extend(seg)
             else:
                 tail.extend(seg)

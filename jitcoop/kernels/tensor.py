@@ -315,6 +315,27 @@ def _aligned(p, lo, hi):
     return (p - lo) % 16 == 0 if hi > lo else p % 16 == 0
 
 
+# _begin's answers besides a plan's row dimension (-1 or more)
+_MOVED, _MISALIGNED = -2, -3
+
+
+@njit(**_opts)
+def _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, store, fmt, esize,
+           lo, hi, ranges, info, run, rt, ct):
+    """The start of one instance of a tensor load or store: the alignment check (_MISALIGNED,
+    with info[1] and info[2] set), the plan, and the whole-row move when the plan allows it
+    (_MOVED: the instance is done). Otherwise the plan's row dimension, for the element path."""
+    if not _aligned(p, lo, hi):
+        info[2] = MISALIGNED
+        info[1] = p - lo
+        return _MISALIGNED
+    rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, store, rt, ct)
+    if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
+                              rdim, rt, ct, store):
+        return _MOVED
+    return rdim
+
+
 @njit(**_opts)
 def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
          fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat, run):
@@ -335,13 +356,11 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
         p = addr[base]
         lv = lay[:, base]
         vv = view[:, base]
-        if not _aligned(p, lo, hi):
-            info[2] = MISALIGNED
-            info[1] = p - lo
+        rdim = _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, False, fmt,
+                      esize, lo, hi, ranges, info, run, rt, ct)
+        if rdim == _MISALIGNED:
             return base
-        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
-        if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
-                                  rdim, rt, ct, False):
+        if rdim == _MOVED:
             continue
         for r in range(rows):
             for c in range(cols):
@@ -426,13 +445,11 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
         p = addr[base]
         lv = lay[:, base]
         vv = view[:, base]
-        if not _aligned(p, lo, hi):
-            info[2] = MISALIGNED
-            info[1] = p - lo
+        rdim = _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, True, fmt,
+                      esize, lo, hi, ranges, info, run, rt, ct)
+        if rdim == _MISALIGNED:
             return base
-        rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, True, rt, ct)
-        if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
-                                  rdim, rt, ct, True):
+        if rdim == _MOVED:
             continue
         for l in range(inv):
             for e in range(L):

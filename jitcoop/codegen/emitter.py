@@ -164,6 +164,7 @@ class KernelGen:
         self.NSG = -(-self.W // self.sg)
         self.globals: list[str] = []          # module-level constants of the generated source
         self._dense: list[str] = []           # scratch arrays of the cooperative kernels
+        self._operand_fills: list[str] = []   # operand rows of per-call constants, filled once
         self._operand_rows: list[str] = []    # int64 per-lane operand rows of collectives
         self._views: dict[str, str] = {}      # slot-array views made once per call (view())
         self._needs_info = False
@@ -896,9 +897,11 @@ class KernelGen:
         self.indent = 0
         self._find_mergeable()
         self._find_simple_loops()
+        self._merge_branch_arms()
+        inline = self.merged | self.loop_bodies | self.inline_headers | self.loop_exits
         first = True
         for b in self.ff.blocks:
-            if b.label in self.merged or b.label in self.loop_bodies:
+            if b.label in inline:
                 continue            # emitted inside its only predecessor
             idx = self.block_index[b.label]
             self.line(f"{'if' if first else 'elif'} b == {idx}:")
@@ -929,23 +932,87 @@ class KernelGen:
             self._emit_instruction(ins)
         self._emit_instruction(b.term)
 
+    # Branch arms merged into their block nest one level deeper each; Python's parser allows 100
+    # levels of indentation, and the kernel's own structure takes about 8.
+    MERGE_DEPTH = 12
+
     def _find_mergeable(self):
         """Blocks entered only by an unconditional branch from their single predecessor are
         emitted inline there: fewer dispatches per loop iteration, fewer cases for numba."""
+        self.merged = set()
+        self.inline_headers = set()
+        self.loop_exits = set()
+        for b in self.ff.blocks:
+            if b.term.opname == "OpBranch" and self._enters_alone(b.term.operands[0], b):
+                self.merged.add(b.term.operands[0])
+
+    def _enters_alone(self, t, b) -> bool:
+        """Whether block b is the only way into block t (and t may be emitted inside b's code)."""
+        tb = self._bmap().get(t)
+        return (tb is not None and t != self.ff.blocks[0].label and t != b.label
+                and self._preds().get(t) == [b.label]
+                and not (self.has_collectives and self._is_resume(tb)))
+
+    def _merge_branch_arms(self):
+        """The arms of conditional branches and switches entered from their block alone, and
+        simple loops entered from one block, are emitted inside that block; a simple loop's
+        exit entered from its header alone follows its `while`. A lane then runs its
+        straight-line code from one dispatch to the next (the GEMM's K step: five dispatches
+        per lane became two; measured on the GEMM without its MulAdds, loads and staging
+        loop, the lane passes took 16 ms instead of 29). An arm nested deeper than MERGE_DEPTH
+        stays a dispatch target."""
+        bmap = self._bmap()
         preds = self._preds()
         entry = self.ff.blocks[0].label
-        self.merged = set()
+        parent = {}                 # a block that may be emitted inside its only way in
         for b in self.ff.blocks:
-            if b.term.opname != "OpBranch":
+            if b.label in self.loop_bodies:
                 continue
-            t = b.term.operands[0]
-            tb = self._bmap().get(t)
-            if tb is None or t == entry or t == b.label:
-                continue
-            if self.has_collectives and self._is_resume(tb):
-                continue
-            if len(preds.get(t, ())) == 1:
-                self.merged.add(t)
+            exit_only = b.label in self.simple_loops
+            for x in self._arms(b):
+                if x in self.simple_loops:
+                    body = self.simple_loops[x][0]
+                    if x != entry and [p for p in preds.get(x, ()) if p != body] == [b.label]:
+                        parent[x] = b.label
+                elif x in self.loop_bodies:
+                    continue
+                elif (exit_only or b.term.opname != "OpBranch") and self._enters_alone(x, b) and (
+                        exit_only or not bmap[x].collective):
+                    parent[x] = b.label
+        work = [(b.label, 0) for b in self.ff.blocks if b.label not in self.merged
+                and b.label not in self.loop_bodies and b.label not in parent]
+        while work:
+            lab, depth = work.pop()
+            b = bmap[lab]
+            inner = depth + (b.term.opname != "OpBranch")
+            for x in self._arms(b):
+                if x in self.merged and lab not in self.simple_loops:
+                    work.append((x, depth))
+                elif parent.get(x) != lab:
+                    continue
+                elif lab in self.simple_loops:
+                    if x != self.simple_loops[lab][0]:
+                        self.loop_exits.add(x)          # emitted after the loop's `while`
+                        work.append((x, depth))
+                elif inner + (x in self.simple_loops) > self.MERGE_DEPTH:
+                    work.append((x, 0))                 # a dispatch target of its own
+                else:
+                    (self.inline_headers if x in self.simple_loops else self.merged).add(x)
+                    work.append((x, inner + (x in self.simple_loops)))
+
+    @staticmethod
+    def _arms(b) -> list:
+        """The blocks b's terminator goes to, each once, leaving out switch targets named twice
+        (their code would be emitted twice)."""
+        t = b.term
+        if t.opname == "OpBranch":
+            return [t.operands[0]]
+        if t.opname == "OpBranchConditional":
+            return list(dict.fromkeys(t.operands[1:3]))
+        if t.opname == "OpSwitch":
+            targets = [t.operands[1]] + t.operands[3::2]
+            return [x for x in dict.fromkeys(targets) if targets.count(x) == 1]
+        return []
 
     def _find_simple_loops(self):
         """Loops of lane code with one exit, at the header, and a straight body: header H ends
@@ -999,13 +1066,21 @@ class KernelGen:
         cond = self.val(h.term.operands[0])
         self.line(f"if {'not ' if on_true else ''}{cond}:")
         self.indent += 1
-        self.goto(out)
+        after = out in self.loop_exits
+        self.goto(out, stay=after)
         self.line("break")
         self.indent -= 1
         self.inline_loop = h.label
         self._emit_block_body(self._bmap()[body])
         self.inline_loop = None
         self.indent -= 1
+        if after:
+            # The exit, entered from the header alone, runs after the `while`.
+            tb = self._bmap()[out]
+            if out in self.simple_loops:
+                self._emit_simple_loop(tb)
+            else:
+                self._emit_block_body(tb)
 
     def _is_resume(self, b) -> bool:
         return b.label in self.resume_labels
@@ -1222,16 +1297,17 @@ class KernelGen:
         rule(self, ins)
 
     # -- branching (used by the control-flow rules) -------------------------------------------------
-    def goto(self, target: int, from_label: int | None = None):
+    def goto(self, target: int, from_label: int | None = None, stay: bool = False):
         """Emit the phi copies for the edge to `target`, then the block change (or the target
-        itself, when it is merged into its only predecessor)."""
+        itself, when it is merged into its only predecessor). stay: the copies only (the
+        caller places the target's code next)."""
         from_label = self.current_block.label if from_label is None else from_label
         tb = self._bmap().get(target)
         if tb is None:
             raise SpirvError(f"branch to %{target}, which is not a block of this function",
                              **self.current_block.term.where())
         seen = {target}
-        while self._forwardable(tb) and tb.term.operands[0] not in seen:
+        while not stay and self._forwardable(tb) and tb.term.operands[0] not in seen:
             # An empty block that only branches on: go straight to where it goes.
             target = tb.term.operands[0]
             seen.add(target)
@@ -1271,8 +1347,7 @@ class KernelGen:
             self.line(f"{n} = {t}")
         for phi in tb.phis:
             self.spill_if_crossing(phi.result)
-        if target in getattr(self, "merged", ()):
-            self._emit_block_body(tb)
+        if stay:
             return
         if self.block_index[target] <= self.block_index[self.current_block.label]:
             # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, or another
@@ -1282,6 +1357,15 @@ class KernelGen:
         if target == self.inline_loop:
             self.line("continue")           # the back edge of a loop emitted as `while`
             return
+        merged = getattr(self, "merged", ())
+        if target in merged or target in getattr(self, "inline_headers", ()):
+            here, loop = self.current_block, self.inline_loop
+            if target in merged:
+                self._emit_block_body(tb)
+            else:
+                self._emit_simple_loop(tb)
+            self.current_block, self.inline_loop = here, loop
+            return
         self.line(f"b = {self.block_index[target]}")
 
     def _forwardable(self, b) -> bool:
@@ -1290,7 +1374,7 @@ class KernelGen:
         if self.has_collectives and self._is_resume(b):
             return False
         t = self._bmap().get(b.term.operands[0])
-        if t is None or t.label in getattr(self, "merged", ()):
+        if t is None or any(t.label in getattr(self, x, ()) for x in ("merged", "inline_headers", "loop_exits")):
             return False
         return not any(phi.operands[i + 1] == b.label for phi in t.phis
                        for i in range(0, len(phi.operands), 2))
@@ -1613,18 +1697,29 @@ class KernelGen:
         """A per-lane int64 row (allocated once per kernel call) holding a scalar operand of a
         collective (pointer address, offset, stride): copied from its spill slots, or a uniform
         expression broadcast; vid None gives zeros."""
+        if vid in getattr(self, "crossing", ()):
+            tag, k = self.slot(self.item_names(vid)[0])
+            if tag == "int64":
+                return self.view(f"S_{tag}", k)     # the slot row itself: nothing to copy
+            name = f"O{len(self._operand_rows)}"
+            self._operand_rows.append(name)
+            self.line(f"{name}[:] = {self.view(f'S_{tag}', k)}")
+            return name
         name = f"O{len(self._operand_rows)}"
         self._operand_rows.append(name)
         if vid is None:
             expr = "0"
-        elif vid in getattr(self, "crossing", ()):
-            tag, k = self.slot(self.item_names(vid)[0])
-            self.line(f"{name}[:] = {self.view(f'S_{tag}', k)}")
-            return name
         else:
             p = self.ptrs.get(vid)
             expr = p.addr if p is not None else self.val(vid)
-        self.line(f"{name}[:] = np.int64({expr})")
+        if vid is None or self.spec.is_const(vid) or (
+                vid in self.m.defs and p is not None and p.storage in ("Workgroup", "StorageBuffer", "Uniform")):
+            # the same in every workgroup of the call: filled once
+            self._operand_fills.append(f"{name}[:] = np.int64({expr})")
+        elif vid in self.hoisted:
+            self.wg_prologue.append(f"{name}[:] = np.int64({expr})")     # once per workgroup
+        else:
+            self.line(f"{name}[:] = np.int64({expr})")
         return name
 
     def coll_leaves_i64(self, vid) -> str:
@@ -1683,6 +1778,8 @@ class KernelGen:
                 a(I + f"{name[0]} = np.zeros(({name[1]}, {W}), np.int64)")
             else:
                 a(I + f"{name} = np.empty({W}, np.int64)")
+        for ln in self._operand_fills:
+            a(I + ln)
         if self._needs_info:
             a(I + "info = np.zeros(8, np.int64)")
         if self.has_collectives:

@@ -34,7 +34,7 @@ from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32,
                       f32_to_f16_fast, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
                      st_f64, st_i64, st_u8, st_u16, st_u32)
-from .scalar import in_ranges
+from .scalar import in_ranges, out_of_line
 
 # No reference counting (_nrt=False): these kernels allocate nothing, and numba otherwise
 # increments and decrements the count of every array argument at each call of a function that
@@ -622,6 +622,7 @@ def muladd(state, wait, inv, a, b, c, r, tabs, work, spec):
     """R = C + A x B for each waiting instance, by `_mm` specialized on spec (a constant at the
     call site)."""
     literally(spec)
+    out_of_line()
     W = state.shape[0]
     for base in range(0, W, inv):
         if state[base] != wait:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 _opts = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -342,3 +343,15 @@ def pack_snorm2x16(a, b):
     qa = np.uint32(np.uint16(np.int16(np.rint(min(max(np.float64(a), -1.0), 1.0) * 32767.0))))
     qb = np.uint32(np.uint16(np.int16(np.rint(min(max(np.float64(b), -1.0), 1.0) * 32767.0))))
     return qa | (qb << np.uint32(16))
+
+
+@intrinsic
+def out_of_line(typingctx):
+    """Keep the function that calls this out of its callers (LLVM `noinline`). For the heavy
+    collective kernels: inlined into a generated kernel they compete for registers with the
+    lane code around them (measured: the GEMM's MulAdd, inlined once the kernel's lane code
+    shrank, made the whole kernel 5% slower)."""
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("noinline")
+        return context.get_dummy_value()
+    return types.none(), codegen

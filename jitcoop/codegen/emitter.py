@@ -132,6 +132,9 @@ class KernelGen:
     callback = None           # set on a CallbackGen: the SPIR-V function compiled as a callback
     fail_return = "return 1"  # how generated code leaves after recording a failure
     bit_moves = frozenset()   # loads whose value is stored as its memory bits (_find_bit_moves)
+    # Blocks emitted inside the one block that enters them (_find_mergeable, _merge_branch_arms):
+    # after an unconditional branch or as a branch arm; simple loops; loop exits after the loop.
+    merged = inline_headers = loop_exits = inline_blocks = frozenset()
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options: dict | None = None, profile=None):
@@ -233,8 +236,8 @@ class KernelGen:
     def _is_collective(self, ins) -> bool:
         return ins.opname in R.COLLECTIVE
 
-    MOVABLE_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
-                      "OpInBoundsPtrAccessChain")
+    ACCESS_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
+                     "OpInBoundsPtrAccessChain")
 
     def _movable(self, ins, defs) -> bool:
         """An instruction that may run earlier in its block (ir._raise_segments): pure (push
@@ -247,7 +250,7 @@ class KernelGen:
             pt = self.spec.type(d.result_type) if d is not None and d.result_type else None
             if not (isinstance(pt, Pointer) and pt.storage == "PushConstant"):
                 return False
-        elif ins.opname not in R.PURE and ins.opname not in self.MOVABLE_CHAINS:
+        elif ins.opname not in R.PURE and ins.opname not in self.ACCESS_CHAINS:
             return False
         t = self.spec.type(ins.result_type)
         if isinstance(t, Pointer):
@@ -898,10 +901,10 @@ class KernelGen:
         self._find_mergeable()
         self._find_simple_loops()
         self._merge_branch_arms()
-        inline = self.merged | self.loop_bodies | self.inline_headers | self.loop_exits
+        self.inline_blocks = self.merged | self.loop_bodies | self.inline_headers | self.loop_exits
         first = True
         for b in self.ff.blocks:
-            if b.label in inline:
+            if b.label in self.inline_blocks:
                 continue            # emitted inside its only predecessor
             idx = self.block_index[b.label]
             self.line(f"{'if' if first else 'elif'} b == {idx}:")
@@ -976,8 +979,8 @@ class KernelGen:
                         parent[x] = b.label
                 elif x in self.loop_bodies:
                     continue
-                elif (exit_only or b.term.opname != "OpBranch") and self._enters_alone(x, b) and (
-                        exit_only or not bmap[x].collective):
+                elif self._enters_alone(x, b) and (
+                        exit_only or (b.term.opname != "OpBranch" and not bmap[x].collective)):
                     parent[x] = b.label
         work = [(b.label, 0) for b in self.ff.blocks if b.label not in self.merged
                 and b.label not in self.loop_bodies and b.label not in parent]
@@ -986,7 +989,7 @@ class KernelGen:
             b = bmap[lab]
             inner = depth + (b.term.opname != "OpBranch")
             for x in self._arms(b):
-                if x in self.merged and lab not in self.simple_loops:
+                if x in self.merged:
                     work.append((x, depth))
                 elif parent.get(x) != lab:
                     continue
@@ -1212,8 +1215,7 @@ class KernelGen:
         seen = 0
         while seen < 64:
             d = self.ff.defs.get(pid)
-            if d is None or d.opname not in ("OpAccessChain", "OpInBoundsAccessChain",
-                                             "OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+            if d is None or d.opname not in self.ACCESS_CHAINS:
                 break
             pid = d.operands[0]
             seen += 1
@@ -1357,10 +1359,9 @@ class KernelGen:
         if target == self.inline_loop:
             self.line("continue")           # the back edge of a loop emitted as `while`
             return
-        merged = getattr(self, "merged", ())
-        if target in merged or target in getattr(self, "inline_headers", ()):
+        if target in self.merged or target in self.inline_headers:
             here, loop = self.current_block, self.inline_loop
-            if target in merged:
+            if target in self.merged:
                 self._emit_block_body(tb)
             else:
                 self._emit_simple_loop(tb)
@@ -1374,7 +1375,7 @@ class KernelGen:
         if self.has_collectives and self._is_resume(b):
             return False
         t = self._bmap().get(b.term.operands[0])
-        if t is None or any(t.label in getattr(self, x, ()) for x in ("merged", "inline_headers", "loop_exits")):
+        if t is None or t.label in self.inline_blocks:
             return False
         return not any(phi.operands[i + 1] == b.label for phi in t.phis
                        for i in range(0, len(phi.operands), 2))
@@ -1695,31 +1696,26 @@ class KernelGen:
 
     def coll_i64(self, vid) -> str:
         """A per-lane int64 row (allocated once per kernel call) holding a scalar operand of a
-        collective (pointer address, offset, stride): copied from its spill slots, or a uniform
-        expression broadcast; vid None gives zeros."""
+        collective (pointer address, offset, stride): its int64 slot row itself, a copy of its
+        slots of another type, or a uniform expression broadcast (once per call or per workgroup
+        when it is the same throughout); vid None gives zeros."""
+        emit = self.line
         if vid in getattr(self, "crossing", ()):
             tag, k = self.slot(self.item_names(vid)[0])
+            src = self.view(f"S_{tag}", k)
             if tag == "int64":
-                return self.view(f"S_{tag}", k)     # the slot row itself: nothing to copy
-            name = f"O{len(self._operand_rows)}"
-            self._operand_rows.append(name)
-            self.line(f"{name}[:] = {self.view(f'S_{tag}', k)}")
-            return name
+                return src                          # the slot row itself: nothing to copy
+        else:
+            p = self.ptrs.get(vid) if vid is not None else None
+            src = "np.int64(0)" if vid is None else f"np.int64({p.addr if p is not None else self.val(vid)})"
+            if vid is None or self.spec.is_const(vid) or (
+                    vid in self.m.defs and p is not None and p.storage in ("Workgroup", "StorageBuffer", "Uniform")):
+                emit = self._operand_fills.append   # the same in every workgroup of the call
+            elif vid in self.hoisted:
+                emit = self.wg_prologue.append      # the same in every lane of the workgroup
         name = f"O{len(self._operand_rows)}"
         self._operand_rows.append(name)
-        if vid is None:
-            expr = "0"
-        else:
-            p = self.ptrs.get(vid)
-            expr = p.addr if p is not None else self.val(vid)
-        if vid is None or self.spec.is_const(vid) or (
-                vid in self.m.defs and p is not None and p.storage in ("Workgroup", "StorageBuffer", "Uniform")):
-            # the same in every workgroup of the call: filled once
-            self._operand_fills.append(f"{name}[:] = np.int64({expr})")
-        elif vid in self.hoisted:
-            self.wg_prologue.append(f"{name}[:] = np.int64({expr})")     # once per workgroup
-        else:
-            self.line(f"{name}[:] = np.int64({expr})")
+        emit(f"{name}[:] = {src}")
         return name
 
     def coll_leaves_i64(self, vid) -> str:

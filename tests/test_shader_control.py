@@ -98,3 +98,83 @@ def test_code_emitted_inline_keeps_its_meaning(name):
         # Inline: the first 12 levels of ifs, both loops with their exits, the switch's arms
         # (47 dispatch cases when only unconditional branches were followed inline).
         assert k.source.count("elif b ==") == 22
+
+
+def _loops_reference(x, n, start, wrapfrom):
+    """loops.comp, written out in Python integers (uint arithmetic modulo 2^32)."""
+    M = 0xFFFFFFFF
+    out = []
+    for wg in range(len(x) // 256):
+        sh = [(int(v) * 3 + wg * 256) & M for v in x[wg * 256:(wg + 1) * 256]]
+        for lid in range(64):
+            acc = sum(sh[(lid + i * 37) & 255] for i in range(8)) & M
+            for i in range(lid, 201, 64):
+                acc = (acc * 5 + sh[255 - i]) & M
+            h = 1
+            for i in range(lid, n, 3):
+                h = (h * 31 + i) & M
+            for i in range(start, 4):
+                h = (h * 17 + i) & M
+            i = (wrapfrom + (lid & 15)) & M
+            while i < 0xFFFFFFF0:
+                h = (h * 13 + i) & M
+                i = (i + 48) & M
+            out.append(acc ^ h)
+    return np.array(out, np.uint32)
+
+
+LOOPS_PUSH = "<IiI"                 # n, start, wrapfrom
+
+
+def test_counted_loops_end_without_cancel_checks_only_when_they_must():
+    """The cancel check (the way out of a spinning shader) is left out of counted loops that
+    end within a few iterations, and kept where the dispatch decides the count; every loop
+    still computes what the GLSL says, and the kept checks still stop the loops that spin."""
+    import struct
+    from jitcoop.errors import ExecutionError
+    k = jitcoop.Device().load(SHADERS / "core" / "loops.opt.spv").kernel()
+    # Three lane-code checks are left, one per loop whose count the push constants decide.
+    assert k.source.count("err[0] = -1; err[1] = wg; err[2] = lane") == 3
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1 << 32, 512, dtype=np.uint32)
+    o = np.zeros(128, np.uint32)
+    for n, start, wrapfrom in [(100, -5, 0xFFFFFF90), (7, 3, 0xFFFFFFC0), (0, 4, 0xFFFFFFF0)]:
+        k.dispatch(2, {0: x, 1: o}, push=struct.pack(LOOPS_PUSH, n, start, wrapfrom))
+        np.testing.assert_array_equal(o, _loops_reference(x, n, start, wrapfrom))
+    # Each of those loops spins for billions of iterations with these; the timeout stops it.
+    for n, start, wrapfrom in [(0xFFFFFFFF, 4, 0xFFFFFFF0), (0, -(1 << 31), 0xFFFFFFF0), (0, 4, 0)]:
+        o = np.full(128, 7, np.uint32)
+        with pytest.raises(ExecutionError, match="timeout"):
+            k.dispatch(2, {0: x, 1: o}, push=struct.pack(LOOPS_PUSH, n, start, wrapfrom),
+                       timeout=0.3)
+        np.testing.assert_array_equal(o, 7)
+
+
+def test_loop_invariants_are_rebound_before_the_loop():
+    """pin_invariants, on a loop written as the generator writes one: the values it reads and
+    does not assign, most used first, each re-bound once before the `while`; names assigned in
+    the loop, names used only on its failure path and names that are not integers stay."""
+    from jitcoop.codegen.loops import pin_invariants
+    loop = ["while True:",
+            "    v5 = (v4 < k3)",
+            "    if not v5:",
+            "        break",
+            "    v6 = bp0 + np.int64(v4 * v9) * 2",
+            "    if v6 < bp0 or v6 > bp0_last2:",
+            "        err[0] = 1; err[2] = lane; err[3] = np.int64(v6 - bp0); err[4] = np.int64(bn0); return 1",
+            "    v4 = np.uint32(v4 + k8)",
+            "    continue"]
+    ints = {"bp0", "bp0_last2", "v9", "v4", "v6", "bn0", "lane"}
+    assert pin_invariants(loop, "  ", ints.__contains__) == [
+        "  r_bp0 = fresh(bp0)",
+        "  r_v9 = fresh(v9)",
+        "  r_bp0_last2 = fresh(bp0_last2)",
+        "while True:",
+        "    v5 = (v4 < k3)",
+        "    if not v5:",
+        "        break",
+        "    v6 = r_bp0 + np.int64(v4 * r_v9) * 2",
+        "    if v6 < r_bp0 or v6 > r_bp0_last2:",
+        "        err[0] = 1; err[2] = lane; err[3] = np.int64(v6 - r_bp0); err[4] = np.int64(bn0); return 1",
+        "    v4 = np.uint32(v4 + k8)",
+        "    continue"]

@@ -45,7 +45,7 @@ class CallbackGen(KernelGen):
             raise SpirvError(f"the {role} %{fid} is not a function")
         self.fn = fn
         self.lines, self.indent, self.names, self.ptrs = [], 0, {}, {}
-        self.const_lines, self.prologue, self.wg_prologue = {}, [], []
+        self.const_lines, self.prologue, self.wg_prologue, self._last_starts = {}, [], [], set()
         self.lane_prologue_used, self.tmp_counter, self.collective_blocks = set(), 0, []
         self._dense, self._operand_rows, self._needs_info = [], [], False
         self.name_types = {}

@@ -21,6 +21,7 @@ jump threading turns back into direct branches.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..spirv.specialize import Specialization
 from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, TensorLayout, TensorView, Vector,
                            Type, describe, leaves, member_offsets, n_leaves, size_of)
 from . import rules as R
+from .loops import SHORT_TRIPS, pin_invariants, trip_bound
 from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
 
 BUILTIN_NAMES = ("GlobalInvocationId", "LocalInvocationId", "LocalInvocationIndex", "WorkgroupId",
@@ -134,7 +136,7 @@ class KernelGen:
     bit_moves = frozenset()   # loads whose value is stored as its memory bits (_find_bit_moves)
     # Blocks emitted inside the one block that enters them (_find_mergeable, _merge_branch_arms):
     # after an unconditional branch or as a branch arm; simple loops; loop exits after the loop.
-    merged = inline_headers = loop_exits = inline_blocks = frozenset()
+    merged = inline_headers = loop_exits = inline_blocks = short_loops = frozenset()
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options: dict | None = None, profile=None):
@@ -154,6 +156,7 @@ class KernelGen:
         self.ptrs: dict[int, Ptr] = {}
         self.const_lines: dict[int, list[str]] = {}
         self.prologue: list[str] = []
+        self._last_starts: set[str] = set()     # names _last_start has put in the prologue
         self.wg_prologue: list[str] = []
         self.lane_prologue_used: set[str] = set()
         self.sites: list[Site] = []
@@ -794,7 +797,7 @@ class KernelGen:
             return          # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
-            self.line(f"if {addr} < {base} or {addr} + {nbytes} > {base} + {size}:")
+            self.line(f"if {addr} < {base} or {addr} > {self._last_start(base, size, nbytes)}:")
             self.indent += 1
             self.line(self.fail(ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
                                      f"{self.root_desc(base)}, which has {{e}} bytes",
@@ -806,6 +809,20 @@ class KernelGen:
             self.line(self.fail(ins, "access through a pointer that is outside every buffer "
                                      "(address {d:#x})", addr))
             self.indent -= 1
+
+    def _last_start(self, base: str, size: str, nbytes: int) -> str:
+        """The last address where nbytes fit in the object at base. An object of constant size
+        (a workgroup or function variable) gives `base + constant`, which keeps LLVM able to
+        prove the check true for a bounded index; a buffer or the push constants, whose size
+        comes with the dispatch, gives a name set once per call (an instruction less per
+        checked access in a loop, and a value a loop can hold in a register)."""
+        if size.isdigit():
+            return f"{base} + {int(size) - nbytes}"
+        name = f"{base}_last{nbytes}"
+        if name not in self._last_starts:
+            self._last_starts.add(name)
+            self.prologue.append(f"{name} = {base} + {size} - {nbytes}")
+        return name
 
     def root_desc(self, base: str) -> str:
         """Words for the object a root address expression names (for error messages)."""
@@ -1024,6 +1041,7 @@ class KernelGen:
         case, so an iteration costs no dispatch through the block switch (measured: a shared
         memory staging loop ran at about 6 ns per element through the switch)."""
         self.simple_loops: dict[int, tuple[int, int, bool]] = {}
+        self.short_loops: set[int] = set()      # simple loops that end within SHORT_TRIPS
         self.loop_bodies: set[int] = set()
         self.inline_loop = None
         preds = self._preds()
@@ -1036,31 +1054,73 @@ class KernelGen:
                     or (self.has_collectives and self._is_resume(h))):
                 continue
             for on_true, (body, out) in ((True, t.operands[1:3]), (False, t.operands[2:0:-1])):
-                if self._straight_back(h.label, body, preds, bmap):
+                chain = self._straight_back(h.label, body, preds, bmap)
+                if chain:
                     self.simple_loops[h.label] = (body, out, on_true)
                     self.loop_bodies.add(body)
+                    trips = trip_bound(h, on_true, chain, self.ff.defs, self._int_const, self.value_type)
+                    if trips is not None and trips <= SHORT_TRIPS:
+                        self.short_loops.add(h.label)
                     break
 
-    def _straight_back(self, h, body, preds, bmap) -> bool:
-        """Whether body (entered from h alone) runs straight, through merged blocks only, back to h."""
-        if preds.get(body) != [h] or body not in bmap or body in self.merged:
+    _ADDRESS = re.compile(r"(bp\d+|sh\d+|fv\d+|pushp|\w+_last\d+)$")
+    _VALUE = re.compile(r"v(\d+)(?:_(\d+))?$")
+
+    def _pinnable(self, name: str) -> bool:
+        """Whether a name of the generated code holds an integer register value (an address,
+        a bound, or a SPIR-V integer of 32 or 64 bits): what pin_invariants may re-bind."""
+        if name == "lane" or self._ADDRESS.match(name):
+            return True
+        m = self._VALUE.match(name)
+        if m is None:
             return False
+        vid = int(m.group(1))
+        if self.names.get(vid) is None or name not in self.names[vid] or vid in self.resident:
+            return False
+        try:
+            t = self.value_type(vid)
+        except SpirvError:
+            return False
+        if m.group(2) is not None:
+            lv = leaves(t) if not isinstance(t, Opaque) else []
+            i = int(m.group(2))
+            t = lv[i][0] if i < len(lv) else None
+        return isinstance(t, Scalar) and t.kind == "int" and t.width in (32, 64)
+
+    def _int_const(self, vid: int):
+        """An integer constant's value (spec constants as specialized), or None."""
+        ins = self.m.defs.get(vid)
+        if ins is None or ins.opname == "OpUndef" or not self.spec.is_const(vid):
+            return None
+        t = self.value_type(vid)
+        if not isinstance(t, Scalar) or t.kind != "int":
+            return None
+        return int(self.spec.scalar_const(vid))
+
+    def _straight_back(self, h, body, preds, bmap) -> set:
+        """The blocks of body (entered from h alone) when it runs straight, through merged
+        blocks only, back to h; else an empty set."""
+        if preds.get(body) != [h] or body not in bmap or body in self.merged:
+            return set()
         cur = bmap[body]
+        chain = set()
         for _ in range(64):
             if cur.collective or (self.has_collectives and self._is_resume(cur)):
-                return False
+                return set()
             if cur.term.opname != "OpBranch":
-                return False
+                return set()
+            chain.add(cur.label)
             nxt = cur.term.operands[0]
             if nxt == h:
-                return True
+                return chain
             if nxt not in self.merged or nxt not in bmap:
-                return False
+                return set()
             cur = bmap[nxt]
-        return False
+        return set()
 
     def _emit_simple_loop(self, h):
         body, out, on_true = self.simple_loops[h.label]
+        outer, self.lines = self.lines, []
         self.line("while True:")
         self.indent += 1
         self.current_block = h
@@ -1077,6 +1137,8 @@ class KernelGen:
         self._emit_block_body(self._bmap()[body])
         self.inline_loop = None
         self.indent -= 1
+        loop, self.lines = self.lines, outer
+        self.lines.extend(pin_invariants(loop, "    " * self.indent, self._pinnable))
         if after:
             # The exit, entered from the header alone, runs after the `while`.
             tb = self._bmap()[out]
@@ -1351,9 +1413,10 @@ class KernelGen:
             self.spill_if_crossing(phi.result)
         if stay:
             return
-        if self.block_index[target] <= self.block_index[self.current_block.label]:
+        if (self.block_index[target] <= self.block_index[self.current_block.label]
+                and target not in self.short_loops):
             # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, or another
-            # thread's failure) is this check.
+            # thread's failure) is this check. Short counted loops cannot spin (loops.py).
             self.line("if cancel[0] != 0:")
             self.line(f"    err[0] = -1; err[1] = wg; err[2] = lane; {self.fail_return}")
         if target == self.inline_loop:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -355,3 +356,14 @@ def out_of_line(typingctx):
         builder.function.attributes.add("noinline")
         return context.get_dummy_value()
     return types.none(), codegen
+
+
+@intrinsic
+def fresh(typingctx, x):
+    """x, as a new value LLVM cannot trace back to x's definition (an empty inline asm that
+    returns its operand)."""
+    def codegen(context, builder, sig, args):
+        ty = args[0].type
+        asm = ir.InlineAsm(ir.FunctionType(ty, [ty]), "", "=r,0", side_effect=False)
+        return builder.call(asm, [args[0]])
+    return x(x), codegen

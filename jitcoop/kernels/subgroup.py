@@ -26,15 +26,20 @@ REDUCE, INCLUSIVE, EXCLUSIVE, CLUSTERED = 0, 1, 2, 3
 ROUND_NONE, ROUND_F16, ROUND_BF16 = 0, 1, 2
 
 
+# The scheduler's scans run once or more per collective point of every workgroup (on the KHR
+# GEMM, a few per K step), so they are written without early exits: min/max reductions and
+# selects that LLVM turns into vector code over the state array.
+_NONE = 1 << 30
+
+
 @njit(**_opts)
 def next_collective(state):
     """The earliest collective any lane waits at (-1: every lane has finished)."""
-    c = -1
+    c = _NONE
     for l in range(state.shape[0]):
         s = state[l]
-        if s <= -2 and (c < 0 or -2 - s < c):
-            c = -2 - s
-    return c
+        c = min(c, -2 - s if s <= -2 else _NONE)
+    return -1 if c == _NONE else c
 
 
 @njit(**_opts)
@@ -42,30 +47,35 @@ def next_converged(state):
     """next_collective, and whether every lane waits at it (the workgroup is converged there:
     the scheduler may then run the collectives that follow it with no lane code between them
     back to back)."""
-    c = next_collective(state)
-    if c < 0:
-        return c, False
-    w = -2 - c
+    lo = state[0]
+    hi = state[0]
     for l in range(state.shape[0]):
-        if state[l] != w:
-            return c, False
-    return c, True
+        lo = min(lo, state[l])
+        hi = max(hi, state[l])
+    if lo == hi and lo <= -2:
+        return -2 - lo, True
+    return next_collective(state), False
 
 
 @njit(**_opts)
 def resume(state, wait, resume_at):
     for l in range(state.shape[0]):
-        if state[l] == wait:
-            state[l] = resume_at
+        s = state[l]
+        state[l] = resume_at if s == wait else s
 
 
 @njit(**_opts)
 def barrier(state, wait, resume_at):
     """Workgroup barrier: every lane still running must wait here. Returns -1, or the first lane
     that waits elsewhere (a barrier in non-uniform control flow)."""
+    bad = 0
     for l in range(state.shape[0]):
-        if state[l] != -1 and state[l] != wait:
-            return l
+        s = state[l]
+        bad += (s != -1) & (s != wait)
+    if bad:
+        for l in range(state.shape[0]):
+            if state[l] != -1 and state[l] != wait:
+                return l
     resume(state, wait, resume_at)
     return -1
 

@@ -7,6 +7,6 @@ G=$("$(git rev-parse --show-toplevel)/../shared/tools/get-glslang")/bin
 for f in *.comp; do
   "$G/glslang" -V --target-env vulkan1.3 "$f" -o "${f%.comp}.spv" >/dev/null
 done
-for f in control nesting; do
+for f in control nesting loops; do
   "$G/spirv-opt" -O "$f.spv" -o "$f.opt.spv"
 done

@@ -462,10 +462,13 @@ def test_vector_f16_load_keeps_every_bit():
     NaNs as 0x7E00, so a load-store shader cannot show this.)"""
     if not F.HAS_F16C:
         pytest.skip("no F16C on this processor")
-    out = np.zeros((1, 65536), np.float32)
-    _vcopy_all(ALL16, out)
-    h = ALL16.astype(np.uint32)
-    nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
-    want = ALL16.view(np.float16).astype(np.float32).view(np.uint32).copy()
-    want[nan] = ((h[nan] & 0x8000) << 16) | 0x7F800000 | ((h[nan] & 0x3FF) << 13)
-    np.testing.assert_array_equal(out[0].view(np.uint32), want)
+    # In order (runs of 16 NaNs) and shuffled (a NaN or two among ordinary numbers: the
+    # conversion rebuilds NaNs only in the runs that hold one).
+    for src in (ALL16, np.random.default_rng(1).permutation(ALL16)):
+        out = np.zeros((1, 65536), np.float32)
+        _vcopy_all(src, out)
+        h = src.astype(np.uint32)
+        nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
+        want = src.view(np.float16).astype(np.float32).view(np.uint32).copy()
+        want[nan] = ((h[nan] & 0x8000) << 16) | 0x7F800000 | ((h[nan] & 0x3FF) << 13)
+        np.testing.assert_array_equal(out[0].view(np.uint32), want)

@@ -75,9 +75,14 @@ def check_uniform(state, wait, inv, vals):
     for base in range(0, W, inv):
         if state[base] != wait:
             continue
-        for l in range(base + 1, base + inv):
-            if vals[l] != vals[base]:
-                return l
+        v = vals[base]
+        differ = 0
+        for l in range(base + 1, base + inv):      # no early exit: vector code
+            differ += vals[l] != v
+        if differ:
+            for l in range(base + 1, base + inv):
+                if vals[l] != v:
+                    return l
     return -1
 
 
@@ -850,9 +855,15 @@ def store_row(frag, base, inv, r, cols, dst, esize, fmt, run):
         e = k // inv
         j = base + k - e * inv
         a = dst + c0 * esize
-        if fmt == F32:
-            for i in range(run):
-                st_f32(a + 4 * i, np.float32(frag[e, j + i]))
+        if fmt == F32 or fmt == F64 or fmt >= S8:
+            # Formats the fragments hold bit for bit (as _copy_run): 16 at a time.
+            done = 0
+            while done + 16 <= run:
+                _vstore(frag, e, j + done, a + esize * done)
+                done += 16
+            for i in range(done, run):
+                v = frag[e, j + i]
+                _write(a + i * esize, fmt, np.float64(v), np.int64(v))
         else:
             for i in range(run):
                 v = frag[e, j + i]
@@ -910,11 +921,42 @@ def _vcopy(typingctx, frag, e, j, a, kind):
             v = builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(ft.bitwidth), 16).as_pointer()),
                              align=1)
         else:
-            h = builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(16), 16).as_pointer()), align=1)
-            v = f16_bits_to_f32_ir(builder, h, 16)
+            # The processor's conversion is exact for every float16 but a signalling NaN, which
+            # it quiets; the bit-exact rebuild of NaNs (a third of the work) runs only for a
+            # run that holds a NaN.
+            i16 = ir.IntType(16)
+            h = builder.load(builder.inttoptr(av, ir.VectorType(i16, 16).as_pointer()), align=1)
+            f = builder.fpext(builder.bitcast(h, ir.VectorType(ir.HalfType(), 16)),
+                              ir.VectorType(ir.FloatType(), 16))
+            out = builder.bitcast(dst, f.type.as_pointer())
+            builder.store(f, out, align=1)
+            nan = builder.icmp_unsigned(">", builder.and_(h, ir.Constant(h.type, [0x7FFF] * 16)),
+                                        ir.Constant(h.type, [0x7C00] * 16))
+            with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(nan, i16), ir.Constant(i16, 0)),
+                                 likely=False):
+                v = f16_bits_to_f32_ir(builder, h, 16)
+                builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
+            return context.get_dummy_value()
         builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
         return context.get_dummy_value()
     return types.none(frag, types.int64, types.int64, types.int64, kind), codegen
+
+
+@intrinsic
+def _vstore(typingctx, frag, e, j, a):
+    """frag[e, j:j+16] to address a, the fragment type's own bits (the inverse of _vcopy's
+    kind 0)."""
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        ft, ev, jv, av = sig.args[0].dtype, args[1], args[2], args[3]
+        row = builder.mul(ev, builder.extract_value(arr.strides, 0))
+        src = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
+        src = builder.gep(builder.bitcast(src, context.get_value_type(ft).as_pointer()), [jv])
+        vt = ir.VectorType(ir.IntType(ft.bitwidth), 16)
+        v = builder.load(builder.bitcast(src, vt.as_pointer()), align=1)
+        builder.store(v, builder.inttoptr(av, vt.as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.none(frag, types.int64, types.int64, types.int64), codegen
 
 
 @njit(**_opts)

@@ -903,6 +903,16 @@ def esize_of(fmt):
     return 1
 
 
+def _frag_run(context, builder, sig, args):
+    """LLVM IR: a pointer to frag[e, j] (args frag, e, j) for _vcopy and _vstore, and the
+    fragment's numba dtype."""
+    arr = context.make_array(sig.args[0])(context, builder, args[0])
+    ft = sig.args[0].dtype
+    row = builder.mul(args[1], builder.extract_value(arr.strides, 0))
+    p = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
+    return builder.gep(builder.bitcast(p, context.get_value_type(ft).as_pointer()), [args[2]]), ft
+
+
 @intrinsic(prefer_literal=True)
 def _vcopy(typingctx, frag, e, j, a, kind):
     """16 elements from address a to frag[e, j:j+16]: kind 0 copies the fragment type's own
@@ -912,32 +922,28 @@ def _vcopy(typingctx, frag, e, j, a, kind):
     k = kind.literal_value
 
     def codegen(context, builder, sig, args):
-        arr = context.make_array(sig.args[0])(context, builder, args[0])
-        ft, ev, jv, av = sig.args[0].dtype, args[1], args[2], args[3]
-        row = builder.mul(ev, builder.extract_value(arr.strides, 0))
-        dst = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
-        dst = builder.gep(builder.bitcast(dst, context.get_value_type(ft).as_pointer()), [jv])
+        dst, ft = _frag_run(context, builder, sig, args)
+        av = args[3]
+
+        def put(v):
+            builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
+
         if k == 0:
-            v = builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(ft.bitwidth), 16).as_pointer()),
-                             align=1)
-        else:
-            # The processor's conversion is exact for every float16 but a signalling NaN, which
-            # it quiets; the bit-exact rebuild of NaNs (a third of the work) runs only for a
-            # run that holds a NaN.
-            i16 = ir.IntType(16)
-            h = builder.load(builder.inttoptr(av, ir.VectorType(i16, 16).as_pointer()), align=1)
-            f = builder.fpext(builder.bitcast(h, ir.VectorType(ir.HalfType(), 16)),
-                              ir.VectorType(ir.FloatType(), 16))
-            out = builder.bitcast(dst, f.type.as_pointer())
-            builder.store(f, out, align=1)
-            nan = builder.icmp_unsigned(">", builder.and_(h, ir.Constant(h.type, [0x7FFF] * 16)),
-                                        ir.Constant(h.type, [0x7C00] * 16))
-            with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(nan, i16), ir.Constant(i16, 0)),
-                                 likely=False):
-                v = f16_bits_to_f32_ir(builder, h, 16)
-                builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
+            put(builder.load(builder.inttoptr(av, ir.VectorType(ir.IntType(ft.bitwidth), 16).as_pointer()),
+                             align=1))
             return context.get_dummy_value()
-        builder.store(v, builder.bitcast(dst, v.type.as_pointer()), align=1)
+        # The processor's conversion is exact for every float16 but a signalling NaN, which it
+        # quiets; the bit-exact rebuild of NaNs (a third of the work) runs only for a run that
+        # holds a NaN.
+        i16 = ir.IntType(16)
+        h = builder.load(builder.inttoptr(av, ir.VectorType(i16, 16).as_pointer()), align=1)
+        put(builder.fpext(builder.bitcast(h, ir.VectorType(ir.HalfType(), 16)),
+                          ir.VectorType(ir.FloatType(), 16)))
+        nan = builder.icmp_unsigned(">", builder.and_(h, ir.Constant(h.type, [0x7FFF] * 16)),
+                                    ir.Constant(h.type, [0x7C00] * 16))
+        with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(nan, i16), ir.Constant(i16, 0)),
+                             likely=False):
+            put(f16_bits_to_f32_ir(builder, h, 16))
         return context.get_dummy_value()
     return types.none(frag, types.int64, types.int64, types.int64, kind), codegen
 
@@ -947,14 +953,10 @@ def _vstore(typingctx, frag, e, j, a):
     """frag[e, j:j+16] to address a, the fragment type's own bits (the inverse of _vcopy's
     kind 0)."""
     def codegen(context, builder, sig, args):
-        arr = context.make_array(sig.args[0])(context, builder, args[0])
-        ft, ev, jv, av = sig.args[0].dtype, args[1], args[2], args[3]
-        row = builder.mul(ev, builder.extract_value(arr.strides, 0))
-        src = builder.gep(builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [row])
-        src = builder.gep(builder.bitcast(src, context.get_value_type(ft).as_pointer()), [jv])
+        src, ft = _frag_run(context, builder, sig, args)
         vt = ir.VectorType(ir.IntType(ft.bitwidth), 16)
         v = builder.load(builder.bitcast(src, vt.as_pointer()), align=1)
-        builder.store(v, builder.inttoptr(av, vt.as_pointer()), align=1)
+        builder.store(v, builder.inttoptr(args[3], vt.as_pointer()), align=1)
         return context.get_dummy_value()
     return types.none(frag, types.int64, types.int64, types.int64), codegen
 

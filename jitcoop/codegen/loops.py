@@ -1,4 +1,5 @@
-"""Trip-count bounds of simple loops.
+"""Simple loops (the `while` loops of lane code): bounds on their trip counts, and their
+invariants kept in registers (pin_invariants, below).
 
 Every loop back edge of lane code checks the cancel flag, so that a shader that spins can be
 stopped (timeout, Ctrl-C, another thread's failure). In a short counted loop, such as a shared

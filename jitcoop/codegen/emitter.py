@@ -1075,22 +1075,16 @@ class KernelGen:
         if m is None:
             return False
         vid = int(m.group(1))
-        if self.names.get(vid) is None or name not in self.names[vid] or vid in self.resident:
+        if name not in self.names.get(vid, ()) or vid in self.resident:
             return False
-        try:
-            t = self.value_type(vid)
-        except SpirvError:
-            return False
-        if m.group(2) is not None:
-            lv = leaves(t) if not isinstance(t, Opaque) else []
-            i = int(m.group(2))
-            t = lv[i][0] if i < len(lv) else None
+        t = self.value_type(vid)
+        if m.group(2) is not None:          # a leaf of a vector or composite value
+            t = leaves(t)[int(m.group(2))][0] if not isinstance(t, Opaque) else None
         return isinstance(t, Scalar) and t.kind == "int" and t.width in (32, 64)
 
     def _int_const(self, vid: int):
         """An integer constant's value (spec constants as specialized), or None."""
-        ins = self.m.defs.get(vid)
-        if ins is None or ins.opname == "OpUndef" or not self.spec.is_const(vid):
+        if not self.spec.is_const(vid) or self.m.defs[vid].opname == "OpUndef":
             return None
         t = self.value_type(vid)
         if not isinstance(t, Scalar) or t.kind != "int":

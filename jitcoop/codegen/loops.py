@@ -63,11 +63,10 @@ def trip_bound(header, on_true: bool, latches: set, defs: dict, const_of, type_o
     last = c - 1 if rel == "<" else c          # the largest iv value that stays in the loop
     starts = []
     step = None
-    pairs = list(zip(phi.operands[0::2], phi.operands[1::2]))
-    for value, label in pairs:
+    for value, label in zip(phi.operands[0::2], phi.operands[1::2]):
         if label in latches:
             s = _step(defs.get(value), iv, const_of)
-            if s is None or (step is not None and s != step):
+            if s is None or (step is not None and _as(s, w, signed) != step):
                 return None
             step = _as(s, w, signed)
         else:

@@ -849,25 +849,21 @@ def load_row(frag, base, inv, r, cols, src, esize, fmt, run):
 @njit(**_opts)
 def store_row(frag, base, inv, r, cols, dst, esize, fmt, run):
     """The inverse of load_row: row r of a striped layout's fragments to the cols elements at
-    address dst, a run at a time (float32 by its bits)."""
+    address dst, a run at a time: 16 at a time in vector code for the formats the fragments
+    hold bit for bit (as _copy_run), the rest and any tail element by element."""
     for c0 in range(0, cols, run):
         k = r * cols + c0
         e = k // inv
         j = base + k - e * inv
         a = dst + c0 * esize
+        done = 0
         if fmt == F32 or fmt == F64 or fmt >= S8:
-            # Formats the fragments hold bit for bit (as _copy_run): 16 at a time.
-            done = 0
             while done + 16 <= run:
                 _vstore(frag, e, j + done, a + esize * done)
                 done += 16
-            for i in range(done, run):
-                v = frag[e, j + i]
-                _write(a + i * esize, fmt, np.float64(v), np.int64(v))
-        else:
-            for i in range(run):
-                v = frag[e, j + i]
-                _write(a + i * esize, fmt, np.float64(v), np.int64(v))
+        for i in range(done, run):
+            v = frag[e, j + i]
+            _write(a + i * esize, fmt, np.float64(v), np.int64(v))
 
 
 @njit(**_opts)

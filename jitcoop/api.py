@@ -1,6 +1,7 @@
 """The public API: Device -> Module -> Kernel -> dispatch, shaped like Vulkan compute."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -106,8 +107,10 @@ class Module:
         return [e.name for e in self.spirv.entry_points if e.model == 5]
 
     def kernel(self, entry: str | None = None, spec: dict | None = None, **options) -> "Kernel":
-        """Specialize and compile an entry point (cached on disk)."""
-        return Kernel(self, entry, spec or {}, options)
+        """Specialize and compile an entry point (cached on disk). `spec` keys are SpecIds or the
+        spec constants' names (local_size_x/y/z name those that size the workgroup)."""
+        from .signature import spec_ids
+        return Kernel(self, entry, spec_ids(self.spirv, spec or {}), options)
 
     def info(self) -> dict:
         from .info import module_info
@@ -146,11 +149,38 @@ class Kernel:
     def local_size(self):
         return self.meta.local_size
 
+    # -- by name ----------------------------------------------------------------------------------
+    @functools.cached_property
+    def signature(self):
+        """The kernel's bindings, push constant members and spec constants by name
+        (jitcoop.signature.Signature; print it)."""
+        from .signature import Signature
+        return Signature(self)
+
+    def __repr__(self):
+        return f"<jitcoop.Kernel {self.signature.call_text()} on {self.device!r}>"
+
+    def __call__(self, grid, bindings: dict | None = None, push=None, **kw) -> DispatchReport:
+        """`k(grid, a=A, b=B, push={"n": 4})`: dispatch with bindings by name (see dispatch)."""
+        return self.dispatch(grid, bindings, push, **kw)
+
+    def view(self, name: str, data):
+        """`data` (the array or Buffer bound as `name`, or bytes) seen with the shader's types:
+        for `buffer B { bfloat16_t c[]; }` a bfloat16 array; a block of several members gives a
+        dict of member views. Views share memory with contiguous arrays and Buffers."""
+        return self.signature.view(name, data)
+
     # -- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, grid, bindings: dict | None = None, push=None, *, threads: int | None = None,
-                 timeout: float | None = None, profile: bool = False) -> DispatchReport:
-        """Run the grid. profile=True runs a variant of the kernel with counters (compiled once,
-        on first use) and puts a jitcoop.profile.ProfileReport in the report's `profile`."""
+                 timeout: float | None = None, profile: bool = False, **named) -> DispatchReport:
+        """Run the grid. Bindings by number ({0: a, (1, 2): b}) or by name (str keys, or keyword
+        arguments: `a=A`); push constants as bytes, an array, or a dict of member values.
+        profile=True runs a variant of the kernel with counters (compiled once, on first use)
+        and puts a jitcoop.profile.ProfileReport in the report's `profile`."""
+        if named or (bindings and any(isinstance(k, str) for k in bindings)):
+            bindings = self.signature.bind(bindings, named)
+        if isinstance(push, dict):
+            push = self.signature.pack_push(push)
         if profile and not self.options.get("profile"):
             if self._profiled is None:
                 self._profiled = Kernel(self.module, self.entry, self.spec, {**self.options, "profile": True})

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import devices
 from .errors import BindingError, ExecutionError, SpirvError
+from .progress import Progress
 from .runtime import cache
 from .runtime.memory import AddressSpace, Buffer, byte_view, range_table
 from .spirv.module import Module as SpirvModule
@@ -263,16 +264,20 @@ class Kernel:
         for th in ths:
             th.start()
         deadline = None if timeout is None else time.perf_counter() + timeout
+        bar = Progress(nwg, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
         try:
             for th in ths:
                 while th.is_alive():
                     th.join(0.05)
+                    bar.update(counter[0])
                     if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
                         cancel[0] = 1
         except KeyboardInterrupt:
             cancel[0] = 3
             for th in ths:
                 th.join()
+        finally:
+            bar.close()
 
     def _bind(self, bindings):
         meta = self.meta

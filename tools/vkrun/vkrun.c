@@ -17,11 +17,15 @@
  *   push PATH                  push-constant bytes (a multiple of 4 bytes)
  *   subgroup N                 required subgroup size (VK_EXT_subgroup_size_control, core 1.3)
  *   fullsubgroups              VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT
+ *   repeat N                   after the first dispatch, N more of the same command buffer, timed
+ *                              one by one (the buffers are written back after the last one)
  *   bind BINDING SIZE IN OUT   set-0 storage buffer: SIZE bytes (0: the size of IN), filled from
  *                              IN ('-': zeros), written to OUT after the dispatch ('-': not written)
  *
  * Output: the device, driver and enabled features first, then one line per case:
- *   "case NAME: ok  dispatch X.XXX ms  (pipeline Y.Y ms)" or "case NAME: FAILED <what> <VkResult>".
+ *   "case NAME: ok  dispatch X.XXX ms  (pipeline Y.Y ms)" or "case NAME: FAILED <what> <VkResult>";
+ *   with 'repeat N' the ok line goes on "  repeat N best B.BBB ms median D.DDD ms" (the first
+ *   dispatch, X, is left out of these: drivers compile and start threads on first use).
  * Exit status: 0 if every case ran, 1 if some case failed, 2 on a setup error (no device...).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -181,6 +185,7 @@ static void join(char *out, size_t cap, const char *dir, const char *path) {
 
 /* ---- manifest -------------------------------------------------------------------------------- */
 #define MAX_SPEC 64
+#define MAX_REPEAT 1000
 #define MAX_BIND 16
 #define PATHLEN 1024
 
@@ -200,6 +205,7 @@ typedef struct {
     char push[PATHLEN];
     uint32_t subgroup;
     int full_subgroups;
+    uint32_t repeat;
     Bind bind[MAX_BIND];
     int nbind;
     int line;
@@ -424,6 +430,11 @@ static int find_memory_type(uint32_t bits, VkMemoryPropertyFlags want) {
         goto done;                          \
     } while (0)
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* returns 0 ok, 1 case failure, 2 device lost (stop) */
 static int run_case(const Case *c, const char *mdir, const char *odir) {
     int rc = 0;
@@ -437,6 +448,7 @@ static int run_case(const Case *c, const char *mdir, const char *odir) {
     VkDescriptorPool dpool = VK_NULL_HANDLE;
     PipeEntry *pe = NULL;
     double t_pipe = 0;
+    double times[MAX_REPEAT];
 
     if (!c->spv[0]) FAILMSG("no 'spv' line (line %d)", c->line);
     if (c->push[0]) {
@@ -604,7 +616,7 @@ static int run_case(const Case *c, const char *mdir, const char *odir) {
     r = vkResetCommandBuffer(g_cmd, 0);
     if (r) FAIL("vkResetCommandBuffer", r);
     VkCommandBufferBeginInfo cbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    cbi.flags = c->repeat ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     r = vkBeginCommandBuffer(g_cmd, &cbi);
     if (r) FAIL("vkBeginCommandBuffer", r);
     vkCmdBindPipeline(g_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pe->pipeline);
@@ -621,17 +633,22 @@ static int run_case(const Case *c, const char *mdir, const char *odir) {
     VkSubmitInfo sub = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     sub.commandBufferCount = 1;
     sub.pCommandBuffers = &g_cmd;
-    r = vkResetFences(g_dev, 1, &g_fence);
-    if (r) FAIL("vkResetFences", r);
-    double t0 = now_ms();
-    r = vkQueueSubmit(g_queue, 1, &sub, g_fence);
-    if (r) { rc = r == VK_ERROR_DEVICE_LOST ? 2 : 1; printf("case %s: FAILED vkQueueSubmit: %s\n", c->name, vkr_name(r)); goto done; }
-    r = vkWaitForFences(g_dev, 1, &g_fence, VK_TRUE, g_fence_timeout_ns);
-    double t_disp = now_ms() - t0;
-    if (r) {
-        printf("case %s: FAILED vkWaitForFences: %s (%d)\n", c->name, vkr_name(r), (int)r);
-        rc = 2;   /* a hung or lost device: nothing after this can be trusted */
-        goto done;
+    double t_disp = 0;
+    for (uint32_t run = 0; run <= c->repeat; run++) {
+        r = vkResetFences(g_dev, 1, &g_fence);
+        if (r) FAIL("vkResetFences", r);
+        double t0 = now_ms();
+        r = vkQueueSubmit(g_queue, 1, &sub, g_fence);
+        if (r) { rc = r == VK_ERROR_DEVICE_LOST ? 2 : 1; printf("case %s: FAILED vkQueueSubmit: %s\n", c->name, vkr_name(r)); goto done; }
+        r = vkWaitForFences(g_dev, 1, &g_fence, VK_TRUE, g_fence_timeout_ns);
+        double t = now_ms() - t0;
+        if (r) {
+            printf("case %s: FAILED vkWaitForFences: %s (%d)\n", c->name, vkr_name(r), (int)r);
+            rc = 2;   /* a hung or lost device: nothing after this can be trusted */
+            goto done;
+        }
+        if (run == 0) t_disp = t;
+        else times[run - 1] = t;
     }
 
     for (int i = 0; i < c->nbind; i++) {
@@ -641,6 +658,10 @@ static int run_case(const Case *c, const char *mdir, const char *odir) {
     }
     printf("case %s: ok  dispatch %.3f ms", c->name, t_disp);
     if (t_pipe > 0) printf("  (pipeline %.1f ms)", t_pipe);
+    if (c->repeat) {
+        qsort(times, c->repeat, sizeof *times, cmp_double);
+        printf("  repeat %u best %.3f ms median %.3f ms", c->repeat, times[0], times[c->repeat / 2]);
+    }
     printf("\n");
 
 done:
@@ -703,6 +724,10 @@ static int run_manifest(const char *mpath, const char *outdir, int *failed, int 
         else if (!strcmp(tok[0], "entry") && nt == 2) snprintf(c.entry, sizeof c.entry, "%s", tok[1]);
         else if (!strcmp(tok[0], "push") && nt == 2) snprintf(c.push, sizeof c.push, "%s", tok[1]);
         else if (!strcmp(tok[0], "fullsubgroups") && nt == 1) c.full_subgroups = 1;
+        else if (!strcmp(tok[0], "repeat") && nt == 2) {
+            if (parse_u32(tok[1], &c.repeat) || c.repeat > MAX_REPEAT)
+                die("%s:%d: repeat N (at most %d)", mpath, lineno, MAX_REPEAT);
+        }
         else if (!strcmp(tok[0], "subgroup") && nt == 2) {
             if (parse_u32(tok[1], &c.subgroup)) die("%s:%d: bad subgroup size", mpath, lineno);
         } else if (!strcmp(tok[0], "spec") && nt == 3) {

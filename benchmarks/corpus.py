@@ -1,0 +1,189 @@
+"""The style corpus (issue 18): matrix shaders written the ways real code writes them, with what
+one dispatch of each needs at a given size: inputs, grid, push constants, the numpy reference it
+is checked against (float64, with a stated tolerance) and numpy's own version of the same work,
+timed as the peer. Used by benchmarks/test_bench_styles.py and tests/test_bench_shaders.py.
+
+The shaders are benchmarks/shaders/corpus/*.comp beside their .spv (benchmarks/shaders/build.sh
+rebuilds them). Subgroup-scope shaders take their workgroup size from specialization constant 0
+(a multiple of the subgroup size), so the same SPIR-V runs with 32-wide subgroups (jitcoop's
+generic and nvidia profiles) and 8-wide ones (lavapipe).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+CORPUS = Path(__file__).resolve().parent / "shaders" / "corpus"
+
+# Every size is a multiple of this (the largest tile: the 128 x 128 workgroup GEMMs).
+GRANULE = 128
+
+
+@dataclass
+class Problem:
+    """One dispatch of a corpus shader at one size, and how to judge its result."""
+    grid: tuple
+    bindings: dict            # binding -> ndarray; the result's array starts zeroed
+    out: int                  # the binding that holds the result
+    push: bytes
+    flop: int
+    reference: np.ndarray     # float64, the result's shape
+    rtol: float
+    atol: float
+    peer: Callable[[], object]    # numpy doing the same computation in float32
+    peer_what: str
+
+    def check(self, result=None):
+        got = self.bindings[self.out] if result is None else result
+        np.testing.assert_allclose(np.asarray(got, np.float64).reshape(self.reference.shape),
+                                   self.reference, rtol=self.rtol, atol=self.atol)
+
+    def fresh_output(self):
+        """The result's array zeroed again (a check after a second runner must not pass on the
+        first runner's values)."""
+        self.bindings[self.out][...] = 0
+
+
+@dataclass(frozen=True)
+class Style:
+    name: str                 # shaders/corpus/<name>.spv
+    scope: str                # "subgroup" or "workgroup"
+    what: str                 # the style, in a few words
+    build: Callable[[int], Problem]
+    per_subgroup: int = 0     # > 0: specialization constant 0 = this many subgroups' invocations
+    lavapipe: bool = False    # runs on Mesa lavapipe 26.1 (KHR, subgroup scope, 8x8x8 granules)
+    nvidia: bool = True       # the H100's tables have its matrix sizes
+
+    @property
+    def spv(self) -> Path:
+        return CORPUS / f"{self.name}.spv"
+
+    def spec(self, subgroup_size: int) -> dict:
+        return {0: self.per_subgroup * subgroup_size} if self.per_subgroup else {}
+
+    def problem(self, size: int) -> Problem:
+        if size % GRANULE:
+            raise ValueError(f"corpus sizes are multiples of {GRANULE}, not {size}")
+        return self.build(size)
+
+
+def _f16(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float16)
+
+
+def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None):
+    """A GEMM shader's problem at M = N = K = size: A (M x K) and B (K x N) float16, stored
+    transposed where the shader reads them column-major; the result C (M x N) float32 or float16;
+    epilogue "alpha_beta" (D = 1.5 AB - 0.5 C, C a binding before D) or "bias_silu" (D =
+    silu(AB + bias[col]), bias a binding before D). The grid covers C in tile x tile blocks."""
+    def build(n):
+        rng = np.random.default_rng(n)
+        a, b = _f16(rng, (n, n)), _f16(rng, (n, n))
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        bindings = {0: a.T.copy() if a_col else a, 1: b.T.copy() if b_col else b}
+        push = struct.pack("<3I", n, n, n)
+        if epilogue == "alpha_beta":
+            c = rng.standard_normal((n, n)).astype(np.float32)
+            bindings[2] = c
+            push += struct.pack("<2f", 1.5, -0.5)
+            ref = 1.5 * exact - 0.5 * c.astype(np.float64)
+        elif epilogue == "bias_silu":
+            bias = rng.standard_normal(n).astype(np.float32)
+            bindings[2] = bias
+            y = exact + bias.astype(np.float64)
+            ref = y / (1 + np.exp(-y))
+        else:
+            ref = exact
+        out = len(bindings)
+        bindings[out] = np.zeros((n, n), np.float16 if out16 else np.float32)
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        # float32 results: each K chunk's sum is rounded into a float32 accumulator, so within a
+        # few float32 ulps of the largest partial sum; float16 results: one float16 rounding more.
+        return Problem(grid=(n // tile, n // tile), bindings=bindings, out=out, push=push,
+                       flop=2 * n ** 3, reference=ref, rtol=2.0 ** -10 if out16 else 0.0,
+                       atol=1e-4 * np.abs(ref).max(), peer=lambda: a32 @ b32,
+                       peer_what="numpy float32 matmul")
+    return build
+
+
+def q4_dequant(blocks):
+    """Q4_0 as the shader's comment defines it, in float16 arithmetic as the shader does it:
+    (q - 8) * d, rows of blocks to rows of values."""
+    q, d = blocks["qs"], blocks["d"]
+    vals = np.concatenate([q & 15, q >> 4], axis=-1).astype(np.float16) - np.float16(8)
+    return (vals * d[..., None]).reshape(blocks.shape[0], -1)
+
+
+def _q4_n64(n):
+    """The token-generation shape: M = K = size weights in Q4_0, N = 64 activation rows."""
+    m, tokens, k = n, 64, n
+    rng = np.random.default_rng(n)
+    blocks = np.zeros((m, k // 32), dtype=[("d", "<f2"), ("qs", "u1", 16)])
+    blocks["d"] = (rng.random(blocks.shape) * 0.1 + 0.01).astype(np.float16)
+    blocks["qs"] = rng.integers(0, 256, (*blocks.shape, 16), dtype=np.uint8)
+    x = _f16(rng, (tokens, k), 0.5)
+    ref = x.astype(np.float64) @ q4_dequant(blocks).astype(np.float64).T
+    x32 = x.astype(np.float32)
+    return Problem(grid=(m // 64, tokens // 64), bindings={0: blocks, 1: x, 2: np.zeros((tokens, m), np.float32)},
+                   out=2, push=struct.pack("<3I", m, tokens, k), flop=2 * m * tokens * k,
+                   reference=ref, rtol=0.0, atol=1e-4 * np.abs(ref).max(),
+                   peer=lambda: x32 @ q4_dequant(blocks).astype(np.float32).T,
+                   peer_what="numpy Q4_0 dequantize + float32 matmul")
+
+
+HEADS, HEAD_DIM = 8, 64
+
+
+def attention(q, k, v, scale):
+    """softmax(scale q k^T) v per head, in the inputs' float type (float64 for the reference)."""
+    s = q @ k.transpose(0, 2, 1) * scale
+    s -= s.max(-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(-1, keepdims=True)
+    return s @ v
+
+
+def _flash_attn(n):
+    """HEADS heads of n queries over n keys, head dimension HEAD_DIM."""
+    rng = np.random.default_rng(n)
+    q, k, v = (_f16(rng, (HEADS, n, HEAD_DIM)) for _ in range(3))
+    scale = HEAD_DIM ** -0.5
+    ref = attention(*(t.astype(np.float64) for t in (q, k, v)), scale)
+    q32, k32, v32 = (t.astype(np.float32) for t in (q, k, v))
+    # P is rounded to float16 before P x V: a relative error of about 2**-11 per term
+    return Problem(grid=(n // 64, HEADS), bindings={0: q, 1: k, 2: v, 3: np.zeros((HEADS, n, HEAD_DIM), np.float32)},
+                   out=3, push=struct.pack("<2If", n, n, scale), flop=4 * HEADS * n * n * HEAD_DIM,
+                   reference=ref, rtol=0.0, atol=2e-3 * np.abs(ref).max(),
+                   peer=lambda: attention(q32, k32, v32, np.float32(scale)),
+                   peer_what="numpy float32 attention")
+
+
+STYLES = [
+    Style("plain_16", "subgroup", "acc[2][2], ma[2], mb[2] in loops; row-major loads from storage; 16x16x16",
+          _gemm(32), per_subgroup=1, lavapipe=True),
+    Style("plain_16_O", "subgroup", "plain_16 through spirv-opt -O",
+          _gemm(32), per_subgroup=1, lavapipe=True),
+    Style("plain_8", "subgroup", "plain_16 at 8x8x8 (lavapipe's size; not on the H100)",
+          _gemm(16), per_subgroup=1, lavapipe=True, nvidia=False),
+    Style("arrays_uvec4", "subgroup", "arrays in loops; A staged through uvec4 shared; B column-major; alpha/beta with C",
+          _gemm(64, b_col=True, epilogue="alpha_beta"), per_subgroup=4, lavapipe=True),
+    Style("unrolled_u32", "subgroup", "unrolled; A column-major; B staged through u32 shared; f16 result",
+          _gemm(64, a_col=True, out16=True), per_subgroup=4, lavapipe=True),
+    Style("bias_act", "subgroup", "arrays in loops; B staged through f16 shared; bias + SiLU per-element op",
+          _gemm(64, epilogue="bias_silu"), per_subgroup=4, lavapipe=True),
+    Style("wg_arrays", "workgroup", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
+          _gemm(128, a_col=True)),
+    Style("wg_tensor", "workgroup", "tensor loads, one 128x128 accumulator; B through a transposed view; f16 result",
+          _gemm(128, b_col=True, out16=True)),
+    Style("wg_tensor_O", "workgroup", "wg_tensor through spirv-opt -O",
+          _gemm(128, b_col=True, out16=True)),
+    Style("q4_n64", "workgroup", "Q4_0 DecodeFunc tensor loads, N = 64 tokens, transposed store",
+          _q4_n64),
+    Style("flash_attn", "workgroup", "flash attention, 8 heads of dimension 64: reductions, per-element ops",
+          _flash_attn),
+]
+BY_NAME = {s.name: s for s in STYLES}

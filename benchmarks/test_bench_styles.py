@@ -1,0 +1,165 @@
+"""Speed across shader styles (issue 18): every shader of the style corpus (benchmarks/corpus.py,
+benchmarks/shaders/corpus/) on the generic and nvidia profiles with exact and float32 numerics,
+at M = N = K = 1024 (JITCOOP_BENCH_SIZE=256 for a quick run; a multiple of 128). Each benchmark
+first checks its result against numpy's float64 reference (tolerances in corpus.py), then times:
+- jitcoop's dispatch on all cores (best of rounds) as GFLOP/s, and numpy doing the same work in
+  float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed);
+- the dispatch on one thread (`threads=1`): speed-up of all cores over one;
+- where Mesa lavapipe is present (benchmarks/lavapipe.py: JITCOOP_LAVAPIPE, default
+  ~/.cache/lavapipe26) the same SPIR-V on lavapipe through tools/vkrun, right after jitcoop in
+  the same test (best of 5 dispatches after a first one), for the KHR subgroup-scope shaders it
+  supports: jitcoop's speed / lavapipe's. Without lavapipe these parts are left out and
+  test_lavapipe_runs_the_corpus is skipped, saying why.
+The module ends with a table of all of it and, per scope, profile and numerics, the worst style
+(printed; written as markdown to JITCOOP_BENCH_REPORT=PATH as well when that is set).
+
+    python3 -m pytest benchmarks/test_bench_styles.py -q
+    JITCOOP_BENCH_SIZE=256 python3 -m pytest benchmarks/test_bench_styles.py -q -k "plain"
+"""
+import math
+import os
+import time
+
+import pytest
+
+import jitcoop
+import lavapipe
+from conftest import best_of
+from corpus import STYLES
+
+SIZE = int(os.environ.get("JITCOOP_BENCH_SIZE", 1024))
+PROFILES = ("generic", "nvidia")
+NUMERICS = ("exact", "float32")
+BUDGET = 4.0            # seconds of timed runs per side and benchmark, within 3 to 10 rounds
+
+_problems, _lavapipe, _results = {}, {}, {}
+
+
+def _problem(style):
+    if style.name not in _problems:
+        _problems[style.name] = style.problem(SIZE)
+    return _problems[style.name]
+
+
+def _rounds(seconds):
+    return max(3, min(10, math.ceil(BUDGET / max(seconds, 1e-9))))
+
+
+@pytest.fixture(scope="module")
+def peer():
+    return lavapipe.find()
+
+
+def _lavapipe_time(style, lvp):
+    """lavapipe's best time for the style at SIZE, measured now (its result checked against
+    numpy), or the reason there is none."""
+    if not style.lavapipe:
+        return "lavapipe lacks this shader's features (workgroup scope, tensor addressing, the size)"
+    if isinstance(lvp, str):
+        return lvp
+    p = _problem(style)
+    t, result = lvp.time(style.spv, style.spec(8), p.grid, p.bindings, p.out, p.push, repeat=5)
+    p.check(result)
+    _lavapipe.setdefault(style.name, []).append(t)
+    return t
+
+
+def _cases():
+    for s in STYLES:
+        for profile in PROFILES:
+            for numerics in NUMERICS:
+                marks = ()
+                if profile == "nvidia" and not s.nvidia:
+                    marks = pytest.mark.skip(reason=f"{s.name}: the H100's tables have no such matrix size")
+                yield pytest.param(s, profile, numerics, marks=marks, id=f"{s.name}-{profile}-{numerics}")
+
+
+@pytest.mark.parametrize("style", [pytest.param(s, id=s.name) for s in STYLES if s.lavapipe])
+def test_lavapipe_runs_the_corpus(style, peer):
+    """lavapipe's result on the same SPIR-V matches numpy (and its time is recorded)."""
+    if isinstance(peer, str):
+        pytest.skip(peer)
+    t = _lavapipe_time(style, peer)
+    print(f"\nlavapipe {style.name} {SIZE}^3: {_problem(style).flop / t / 1e9:.2f} GFLOP/s")
+
+
+@pytest.mark.parametrize("style,profile,numerics", list(_cases()))
+def test_style(benchmark, report, peer, style, profile, numerics):
+    p = _problem(style)
+    dev = jitcoop.Device(profile)
+    k = dev.load(style.spv).kernel(spec=style.spec(dev.subgroup_size), numerics=numerics)
+    run = lambda threads=None: k.dispatch(p.grid, p.bindings, push=p.push, threads=threads)
+    p.fresh_output()
+    t = time.perf_counter()
+    threads = run().threads
+    first = time.perf_counter() - t
+    p.check()
+    rounds = _rounds(first)
+    benchmark.pedantic(run, rounds=rounds, iterations=1, warmup_rounds=0)
+    t_jc = benchmark.stats.stats.min
+    p.peer()                # numpy's first call starts its BLAS threads: untimed
+    t_np = best_of(p.peer, rounds)
+    t_one = best_of(lambda: run(1), max(2, rounds // 3))
+    lvp = _lavapipe_time(style, peer)
+    res = dict(scope=style.scope, gflops=p.flop / t_jc / 1e9, numpy_gflops=p.flop / t_np / 1e9,
+               ratio_to_numpy=t_np / t_jc, threads=threads, speedup_over_one_thread=t_one / t_jc,
+               compile_seconds=k.compile_seconds, cache_hit=k.cache_hit)
+    if isinstance(lvp, float):
+        res.update(lavapipe_gflops=p.flop / lvp / 1e9, ratio_to_lavapipe=lvp / t_jc)
+    benchmark.extra_info.update(res)
+    _results[style.name, profile, numerics] = res
+    peer_line = (f"; lavapipe {res['lavapipe_gflops']:.2f} GFLOP/s: {res['ratio_to_lavapipe']:.2f}x lavapipe's speed"
+                 if isinstance(lvp, float) else "")
+    report(f"{style.name} ({style.scope}, {profile}, numerics={numerics}) {SIZE}^3: {res['gflops']:.2f} GFLOP/s, "
+           f"{p.peer_what} {res['numpy_gflops']:.1f} GFLOP/s: {res['ratio_to_numpy']:.1%}; {threads} threads "
+           f"{res['speedup_over_one_thread']:.2f}x one{peer_line}")
+
+
+def summary(peer):
+    """Markdown tables of the recorded results: per style, and the worst style per scope,
+    profile and numerics."""
+    cols = [(p, n) for p in PROFILES for n in NUMERICS]
+    head = " | ".join(f"{p} {n}" for p, n in cols)
+    out = [f"Style corpus at {SIZE}^3: GFLOP/s (ratio to numpy; speed-up of all cores over one; "
+           "x lavapipe's speed where it runs the shader); load average at the end "
+           + "/".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores", "",
+           f"| style | scope | {head} | lavapipe GFLOP/s |", "| --- " * (3 + len(cols)) + "|"]
+    for s in STYLES:
+        cells = []
+        for c in cols:
+            r = _results.get((s.name, *c))
+            if r is None:
+                cells.append("-")
+                continue
+            cell = f"{r['gflops']:.1f} ({r['ratio_to_numpy']:.1%}; {r['speedup_over_one_thread']:.2f}x"
+            if "ratio_to_lavapipe" in r:
+                cell += f"; {r['ratio_to_lavapipe']:.2f}x lvp"
+            cells.append(cell + ")")
+        lvp = _lavapipe.get(s.name)
+        lvp_cell = f"{_problem(s).flop / min(lvp) / 1e9:.1f}" if lvp else "-"
+        out.append(f"| {s.name} | {s.scope} | " + " | ".join(cells) + f" | {lvp_cell} |")
+    out += ["", "| scope | profile | numerics | worst style (ratio to numpy) | best style | best / worst |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for scope in ("subgroup", "workgroup"):
+        for p, n in cols:
+            rows = [(r["ratio_to_numpy"], name) for (name, pp, nn), r in _results.items()
+                    if (pp, nn) == (p, n) and r["scope"] == scope]
+            if rows:
+                (lo, worst), (hi, best) = min(rows), max(rows)
+                out.append(f"| {scope} | {p} | {n} | {worst} ({lo:.1%}) | {best} ({hi:.1%}) | {hi / lo:.1f}x |")
+    if isinstance(peer, str):
+        out += ["", f"lavapipe: none ({peer})"]
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _summary(request, peer):
+    yield
+    if not _results:
+        return
+    text = summary(peer)
+    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+        print("\n" + text)        # shown without -s too
+    if os.environ.get("JITCOOP_BENCH_REPORT"):
+        with open(os.environ["JITCOOP_BENCH_REPORT"], "w") as f:
+            f.write(text + "\n")

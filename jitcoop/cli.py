@@ -255,6 +255,8 @@ def cmd_profile(a) -> int:
     from .profile import format_compare
     if a.push is not None and a.push_values is not None:
         raise CliError("give --push FILE or --push-values, not both")
+    if a.plot and not a.compare:
+        raise CliError("--plot draws a comparison: give --compare B.spv too")
     spec = {sid: val for sid, val in a.spec or []}
     dev = jitcoop.Device(a.profile, subgroup_size=a.subgroup_size)
     shaders = [a.shader] + ([a.compare] if a.compare else [])
@@ -277,7 +279,21 @@ def cmd_profile(a) -> int:
         print(format_compare(reports[0], reports[1], str(shaders[0]), str(shaders[1])))
     else:
         print(reports[0])
+    if a.plot:
+        _save_comparison(reports, shaders, a.plot)
     return 0
+
+
+def _save_comparison(reports, shaders, path):
+    try:
+        import matplotlib
+    except ImportError:
+        raise CliError("--plot needs matplotlib: pip install 'jitcoop[plot]'") from None
+    matplotlib.use("Agg")                       # a file, never a window
+    from .plot import profile_comparison
+    fig = profile_comparison(reports[0], reports[1], str(shaders[0]), str(shaders[1]))
+    fig.savefig(path, dpi=120)
+    print(f"chart written to {path}", file=sys.stderr)
 
 
 def cmd_info(a) -> int:
@@ -398,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="which decode path tensor loads take (default: auto)")
     pr.add_argument("--threads", type=int, default=None, metavar="N")
     pr.add_argument("--json", action="store_true", help="print the report as JSON")
+    pr.add_argument("--plot", metavar="OUT.png", help="with --compare: draw both profiles as bar charts "
+                                                      "into this image (needs jitcoop[plot])")
     pr.set_defaults(fn=cmd_profile)
     dv = sub.add_parser("devices", help="list the device profiles")
     dv.set_defaults(fn=cmd_devices)

@@ -119,8 +119,11 @@ def format_report(r: ProfileReport) -> str:
     return "\n".join(lines)
 
 
-def format_compare(a: ProfileReport, b: ProfileReport, name_a: str, name_b: str) -> str:
-    """Two profiles of one workload side by side: per callback role and path, and in total."""
+def compare_rows(a: ProfileReport, b: ProfileReport) -> list[dict]:
+    """Two profiles of one workload side by side, as rows: per callback role and path the
+    elements (ea, eb), ns per element (na, nb) and bytes read (ba, bb) of A and B and the ratio
+    B/A of the ns per element; then the collective instructions' and the dispatch's times in ms
+    (na, nb). `what` names the row."""
     def by_role(r):
         out = {}
         for x in r.callbacks:
@@ -147,6 +150,12 @@ def format_compare(a: ProfileReport, b: ProfileReport, name_a: str, name_b: str)
     rows.append(dict(what="dispatch wall time (ms)", ea=None, eb=None, na=a.wall_seconds * 1e3,
                      nb=b.wall_seconds * 1e3, ba=None, bb=None,
                      ratio=(b.wall_seconds / a.wall_seconds) if a.wall_seconds else None))
+    return rows
+
+
+def format_compare(a: ProfileReport, b: ProfileReport, name_a: str, name_b: str) -> str:
+    """Two profiles of one workload side by side: per callback role and path, and in total."""
+    rows = compare_rows(a, b)
     f = lambda v: "-" if v is None else f"{v:.1f}"
     lines = [f"A = {name_a}", f"B = {name_b}", ""]
     lines += _table(rows, [

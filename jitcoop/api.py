@@ -126,13 +126,16 @@ class Kernel:
     """One entry point, specialized and compiled for one device."""
 
     def __init__(self, module: Module, entry: str | None, spec: dict, options: dict):
-        from .codegen.emitter import KernelGen
         self.module = module
         self.device = module.device
         self.options = dict(options)
         self.spec = dict(spec)
         self._profiled = None
         t0 = time.perf_counter()
+        if os.environ.get("JITCOOP_BACKEND") == "llvm":
+            self._init_llvm(entry, t0)
+            return
+        from .codegen.emitter import KernelGen
         sp = Specialization(module.spirv, spec)
         gen = KernelGen(module.spirv, sp, entry, self.device.subgroup_size, self.options,
                        profile=self.device.profile)
@@ -143,6 +146,25 @@ class Kernel:
         key = cache.key_of(module.spirv.data, meta.entry, sorted(spec.items()), self.device.profile.name,
                            self.device.subgroup_size, sorted(self.options.items()), _SIG)
         self._fn, self.cache_hit = cache.load_kernel(key, source, _SIG)
+        self.compile_seconds = time.perf_counter() - t0
+        self._reported_compile = False
+
+    def _init_llvm(self, entry, t0):
+        from .options import KernelOptions
+        from .runtime.compile import compile_kernel
+        opts = KernelOptions.of(self.options)
+        c = compile_kernel(self.module.spirv, entry, self.spec, self.device.profile, self.device.subgroup_size, opts)
+        self.source = c.ir
+        self.meta = c.meta
+        self.entry = c.meta.entry
+        self.cache_hit = c.cache_hit
+        self._consts = np.frombuffer(c.meta.consts, np.uint8) if c.meta.consts else np.zeros(64, np.uint8)
+        fn = c.fn
+
+        def call(s, e, grid_a, bind_a, push_arr, scratch, table, err, cancel):
+            return fn(s, e, grid_a.ctypes.data, bind_a.ctypes.data, push_arr.ctypes.data, scratch.ctypes.data,
+                      table.ctypes.data, table.shape[0], err.ctypes.data, cancel.ctypes.data)
+        self._fn = call
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
 
@@ -201,10 +223,14 @@ class Kernel:
         scratch = []
         ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + phys
         ranges.append((push_arr[0], push_arr[1]))
+        work_size = getattr(meta, "work_size", 0)
         for _ in range(nthreads):
             sh = np.zeros(max(16, meta.shared_size), np.uint8)
             pv = np.zeros(max(16, meta.private_frame * int(np.prod(meta.local_size))), np.uint8)
-            scratch.append((sh, pv, np.array([sh.ctypes.data, pv.ctypes.data], np.int64)))
+            wk = np.zeros(max(64, work_size), np.uint8)
+            consts = getattr(self, "_consts", wk)
+            scratch.append((sh, pv, np.array([sh.ctypes.data, pv.ctypes.data, wk.ctypes.data, consts.ctypes.data],
+                                             np.int64), wk))
             ranges += [(sh.ctypes.data, sh.nbytes), (pv.ctypes.data, pv.nbytes)]
         table = range_table(ranges)
         grid_a = np.array(grid, np.int64)

@@ -20,7 +20,7 @@ from ..errors import SpirvError
 from ..spirv.types import Opaque, Pointer, Scalar, Vector, leaves, n_leaves, size_of
 from . import rules as R
 from .emitter import KernelGen, Ptr, nb_type
-from .ir import flatten
+from ..analysis.flatten import flatten
 
 # Tangled instructions (SPV_NV_cooperative_matrix2 rev 2) and everything else a callback cannot do
 # on its own: it runs for one element, outside any lane loop.

@@ -34,7 +34,8 @@ from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, Tens
                            Type, describe, leaves, member_offsets, n_leaves, size_of)
 from . import rules as R
 from .loops import SHORT_TRIPS, pin_invariants, trip_bound
-from .ir import FlatFunction, flatten, id_operand_positions, liveness, used_ids
+from ..analysis.flatten import FlatFunction, flatten, id_operand_positions, used_ids
+from ..analysis.liveness import liveness
 
 BUILTIN_NAMES = ("GlobalInvocationId", "LocalInvocationId", "LocalInvocationIndex", "WorkgroupId",
                  "NumWorkgroups", "WorkgroupSize", "SubgroupSize", "SubgroupLocalInvocationId",

@@ -1,0 +1,89 @@
+"""Compile latency (issue 17): seconds from `Module.kernel()` to a ready kernel, and peak resident
+memory, for every benchmark shader and the coopmat2 application shaders, each in a fresh process:
+
+- cold: an empty jitcoop cache (the kernel library already built: what a user meets after the
+  first kernel of a fresh install);
+- cached: a new process with the disk cache the cold run left;
+- nothing cached at all (numba's caches and the kernel library empty too), for one shader.
+
+Each is timed inside the child (benchmarks/compile_probe.py), so interpreter start-up and the
+import of jitcoop are reported apart (`import_s`). As a peer in the same run, each row also gives
+the kernel's compile time as a multiple of one dispatch of it where that is cheap to set up, and
+the README quotes these figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks" / "shaders"
+APPS = ROOT / "tests" / "shaders" / "coopmat2_apps"
+PROBE = Path(__file__).with_name("compile_probe.py")
+
+# (name, shader, profile, spec, options)
+CASES = [
+    ("saxpy", BENCH / "saxpy.spv", "generic", {}, {}),
+    ("sgemm_tiled", BENCH / "sgemm_tiled.spv", "generic", {}, {}),
+    ("gemm_coopmat_f16", BENCH / "gemm_coopmat_f16.spv", "generic", {}, {}),
+    ("gemm_coopmat_s8", BENCH / "gemm_coopmat_s8.spv", "generic", {}, {}),
+    ("gemm_coopmat_wg", BENCH / "gemm_coopmat_wg.spv", "generic", {}, {}),
+    ("gemm_coopmat_wg nvidia", BENCH / "gemm_coopmat_wg.spv", "nvidia", {}, {}),
+    ("muladd_loop", BENCH / "muladd_loop.spv", "generic", {}, {}),
+    ("mlp_coopvec", BENCH / "mlp_coopvec.spv", "nvidia", {}, {}),
+    ("flash_attn", APPS / "flash_attn.spv", "generic", {}, {}),
+    ("q4_gemm", APPS / "q4_gemm.spv", "generic", {}, {}),
+    ("q4_gemm_shared", APPS / "q4_gemm_shared.spv", "generic", {}, {}),
+    ("q4_gemm_O nvidia", APPS / "q4_gemm_O.spv", "nvidia", {}, {}),
+    ("mul_mat_id", APPS / "mul_mat_id.spv", "generic", {}, {}),
+]
+
+
+def probe(shader, profile, spec, options, env_extra) -> dict:
+    env = dict(os.environ, **env_extra)
+    cmd = [sys.executable, str(PROBE), str(shader), "--profile", profile, "--spec", json.dumps(spec),
+           "--options", json.dumps(options)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise AssertionError(f"compile of {shader.name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name,shader,profile,spec,options", CASES, ids=[c[0] for c in CASES])
+def test_compile_latency(benchmark, report, name, shader, profile, spec, options):
+    with tempfile.TemporaryDirectory() as d:
+        env = {"JITCOOP_CACHE_DIR": d}
+        results = {}
+
+        def cold():
+            results["cold"] = probe(shader, profile, spec, options, env)
+        benchmark.pedantic(cold, rounds=1, iterations=1)
+        results["cached"] = probe(shader, profile, spec, options, env)
+    c, w = results["cold"], results["cached"]
+    assert not c["cache_hit"] and w["cache_hit"]
+    benchmark.extra_info.update(cold_s=c["kernel_s"], cold_peak_mb=c["peak_mb"], cached_s=w["kernel_s"],
+                                cached_peak_mb=w["peak_mb"], import_s=w["import_s"],
+                                spirv_bytes=shader.stat().st_size)
+    report(f"{name} ({shader.stat().st_size} B, {profile}): cold {c['kernel_s']:.2f} s, peak {c['peak_mb']:.0f} MB; "
+           f"from the disk cache {w['kernel_s']:.3f} s (import jitcoop {w['import_s']:.2f} s)")
+
+
+def test_compile_nothing_cached(benchmark, report):
+    """A fresh install: the jitcoop cache and numba's caches empty (the kernel library compiles
+    what the first kernel needs)."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as nd:
+        env = {"JITCOOP_CACHE_DIR": d, "NUMBA_CACHE_DIR": nd}
+        res = {}
+
+        def cold():
+            res["r"] = probe(BENCH / "gemm_coopmat_f16.spv", "generic", {}, {}, env)
+        benchmark.pedantic(cold, rounds=1, iterations=1)
+    r = res["r"]
+    benchmark.extra_info.update(first_kernel_s=r["kernel_s"], peak_mb=r["peak_mb"], import_s=r["import_s"])
+    report(f"first kernel of a fresh install (gemm_coopmat_f16): {r['kernel_s']:.1f} s, peak {r['peak_mb']:.0f} MB")

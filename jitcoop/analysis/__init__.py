@@ -1,0 +1,13 @@
+"""Analyses of one specialized entry point, each in its own module with its inputs and results in
+its signature. The code generator (jitcoop.llvmgen) runs them in this order:
+
+    flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
+    variables    bindings, push constants, workgroup, Private and Function
+                 variables; which variables become registers              -> Variables
+    callbacks    SPIR-V functions cooperative instructions call per element -> {fid: CallbackInfo}
+    matrices     cooperative matrices living in slot rows, and which values
+                 share rows (phis and variables coalesced)                  -> Residency
+    uniform      values computed once per workgroup                         -> set of ids
+    bitmoves     small-float loads that only move bits                      -> set of ids
+    liveness     values live across collective points (spill slots)         -> live-in sets
+"""

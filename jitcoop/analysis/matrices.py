@@ -1,0 +1,220 @@
+"""Cooperative matrices (and tensor layouts and views) that live in slot rows, and which of them
+share rows.
+
+A value in slot rows is a block [length, W] of its component type in the workgroup's scratch
+memory (element e of lane l at row e, column l), from definition to last use: collective
+instructions read and write it in place, lane code reads and writes its own column, and nothing is
+spilled or reloaded at collectives. *Resident* are every value a collective instruction produces,
+loads of matrix variables, phis and copies of them, and Function/Private matrix variables only
+loaded and stored whole.
+
+Coalescing gives two values one block where that is safe, so that no copy is made:
+- a loop's resident phi and the value it takes on the back edge (the accumulator of a K loop:
+  a 128 x 128 accumulator copied per lane through rows costs more than the MulAdd itself);
+- a matrix variable (unoptimized SPIR-V keeps accumulators in Function variables) and a load of it
+  whose uses all come before the next store, or a value whose one use is a store to it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..spirv.types import CoopMat, TensorLayout, TensorView
+from .context import Context
+from .flatten import used_ids
+
+# Collectives whose result may share the rows of one operand: each reads an element of that
+# operand before it writes that element of the result, or reads all of it before writing any
+# (a tensor load keeps the Object's element wherever it loads nothing: the same position).
+IN_PLACE = {"OpCooperativeMatrixMulAddKHR": 2, "OpCooperativeMatrixLoadTensorNV": 1}
+
+
+@dataclass
+class Residency:
+    resident: set = field(default_factory=set)        # value ids living in slot rows
+    resident_vars: set = field(default_factory=set)   # matrix variables living in slot rows
+    coalesced: dict = field(default_factory=dict)     # value id -> phi id or ("var", id) it shares rows with
+
+
+def _kind(t) -> bool:
+    return isinstance(t, (CoopMat, TensorLayout, TensorView))
+
+
+def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set) -> Residency:
+    """Residency of the flat function; `promoted` loses the matrix variables that become resident."""
+    res = Residency()
+    users = ctx.users
+    for v in list(promoted):
+        if not _kind(var_types[v].pointee):
+            continue
+        if all((u.opname == "OpLoad" and u.operands[0] == v)
+               or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
+               for u in users.get(v, ())):
+            res.resident_vars.add(v)
+    promoted -= res.resident_vars
+    for b in ctx.ff.blocks:
+        for ins in b.instrs:
+            if ins.result is None or not _kind(ctx.spec.type(ins.result_type)):
+                continue
+            op = ins.opname
+            if (op in collective or op in resident_defs or op in ("OpPhi", "OpCopyObject")
+                    or (op == "OpLoad" and ins.operands[0] in res.resident_vars)):
+                res.resident.add(ins.result)
+    coalesce_phis(ctx, res)
+    coalesce_vars(ctx, res, var_types)
+    return res
+
+
+def coalesce_phis(ctx: Context, res: Residency):
+    """A loop's resident phi P and the value V it takes on the back edge share rows when V's only
+    phi use is P, V's definition reads P at most as an in-place operand, and P's old value is dead
+    once V is written: no use of P after V's definition in its block, nor in any block V's block
+    reaches before it is back at P's block."""
+    where = {}
+    for b in ctx.ff.blocks:
+        for i, ins in enumerate(b.instrs):
+            if ins.result is not None:
+                where[ins.result] = (b, i)
+    for pb in ctx.ff.blocks:
+        for phi in pb.phis:
+            p = phi.result
+            if p not in res.resident:
+                continue
+            for v in (phi.operands[i] for i in range(0, len(phi.operands), 2)):
+                if (v not in res.resident or v in res.coalesced or v == p or v not in where
+                        or ctx.value_type(v) is not ctx.value_type(p)):
+                    continue
+                if _coalescible(ctx, p, pb, v, where):
+                    res.coalesced[v] = p
+                    break
+
+
+def _coalescible(ctx: Context, p, pb, v, where) -> bool:
+    bmap, users = ctx.bmap, ctx.users
+    vb, vi = where[v]
+    vdef = vb.instrs[vi]
+    if vdef.opname == "OpPhi":
+        return False
+    for u in users.get(v, ()):
+        if u.opname == "OpPhi" and u.result != p:
+            return False
+    reads = used_ids(vdef)
+    if p in reads:
+        pos = IN_PLACE.get(vdef.opname)
+        if pos is None or reads.count(p) != 1 or vdef.operands[pos] != p:
+            return False
+    # Blocks reached from V's block before P's block comes round again.
+    seen, todo = set(), list(vb.succs())
+    while todo:
+        lab = todo.pop()
+        if lab in seen or lab == pb.label or lab not in bmap:
+            continue
+        seen.add(lab)
+        todo.extend(bmap[lab].succs())
+    if vb.label in seen:
+        return False
+    after = set(id(x) for x in vb.instrs[vi + 1:]) | {id(vb.term)}
+    for u in users.get(p, ()):
+        if id(u) in after:
+            return False
+        if u.opname == "OpPhi":
+            for i in range(0, len(u.operands), 2):
+                if u.operands[i] == p and (u.operands[i + 1] in seen or u.operands[i + 1] == vb.label):
+                    return False
+    for lab in seen:
+        b = bmap[lab]
+        if any(p in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
+            return False
+    return True
+
+
+def coalesce_vars(ctx: Context, res: Residency, var_types: dict):
+    """Matrix variables without a row copy per load and store: a load whose uses all come before
+    the next store to the variable reads the variable's rows; a value whose one use is a store to
+    the variable is made in the variable's rows when nothing reads the variable between (its
+    definition may read the old value only as an in-place operand). Positions are compared along
+    straight runs of blocks, so a load's uses and a store's value must lie in the run of the
+    instruction itself."""
+    if not res.resident_vars:
+        return
+    blocks = ctx.ff.blocks
+    preds, bmap, users = ctx.preds, ctx.bmap, ctx.users
+    entry = ctx.entry
+    nxt = {}
+    for b in blocks:
+        if b.term.opname == "OpBranch":
+            t = b.term.operands[0]
+            if preds.get(t) == [b.label] and t != entry and t != b.label:
+                nxt[b.label] = t
+    where = {}                  # id(instruction) -> (run, position)
+    followers = set(nxt.values())
+    for b in blocks:
+        if b.label in followers:
+            continue
+        lab, pos, seen = b.label, 0, set()
+        while lab is not None and lab in bmap and lab not in seen:
+            seen.add(lab)
+            for ins in bmap[lab].instrs + [bmap[lab].term]:
+                where[id(ins)] = (b.label, pos)
+                pos += 1
+            lab = nxt.get(lab)
+    defs = {}
+    acc = {}                    # variable -> [(run, pos, instruction)] of its loads and stores
+    for b in blocks:
+        for ins in b.instrs:
+            if ins.result is not None:
+                defs[ins.result] = ins
+            if ins.opname in ("OpLoad", "OpStore") and ins.operands[0] in res.resident_vars:
+                acc.setdefault(ins.operands[0], []).append(where.get(id(ins), (None, 0)) + (ins,))
+
+    def uses_in_run(v, run, after):
+        out = []
+        for u in users.get(v, ()):
+            w = where.get(id(u))
+            if u.opname == "OpPhi" or w is None or w[0] != run or w[1] <= after:
+                return None
+            out.append((w[1], u))
+        return out
+
+    aliased = {}                # load result -> (run, pos, last use position)
+    for x, items in acc.items():
+        for run, pos, ins in items:
+            if ins.opname != "OpLoad" or run is None or ins.result not in res.resident:
+                continue
+            if ins.result in res.coalesced:
+                continue
+            us = uses_in_run(ins.result, run, pos)
+            if not us:
+                continue
+            last = max(p for p, _ in us)
+            if any(r == run and op.opname == "OpStore" and pos < p2 <= last
+                   and not (p2 == last and op.operands[1] == ins.result)
+                   for r, p2, op in items):
+                continue
+            aliased[ins.result] = (run, pos, last)
+            res.coalesced[ins.result] = ("var", x)
+    for x, items in acc.items():
+        t = var_types[x].pointee
+        for run, pos, st in items:
+            if st.opname != "OpStore" or run is None:
+                continue
+            v = st.operands[1]
+            d = defs.get(v)
+            if (d is None or v not in res.resident or v in res.coalesced or d.opname == "OpPhi"
+                    or ctx.value_type(v) is not t or len(users.get(v, ())) != 1):
+                continue
+            dw = where.get(id(d))
+            if dw is None or dw[0] != run or dw[1] >= pos:
+                continue
+            if any(r == run and dw[1] < p2 < pos for r, p2, _ in items):
+                continue        # the variable is read or written between
+            ok = True
+            for lres, (lr, lp, last) in aliased.items():
+                if res.coalesced.get(lres) != ("var", x) or lr != run or lp >= dw[1]:
+                    continue
+                if last > dw[1]:
+                    ok = False
+                elif last == dw[1]:
+                    at = IN_PLACE.get(d.opname)
+                    ok = ok and at is not None and d.operands[at] == lres and used_ids(d).count(lres) == 1
+            if ok:
+                res.coalesced[v] = ("var", x)

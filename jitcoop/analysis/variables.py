@@ -1,0 +1,141 @@
+"""Variables: what each OpVariable of the module and of the flat function is, and where it lives.
+
+- StorageBuffer / Uniform variables are bindings (descriptor set, binding, minimum size, writable);
+  the PushConstant variable is the push block; Workgroup variables get offsets in the workgroup's
+  shared memory; Input variables are built-ins.
+- Function and Private variables used only through loads, stores and constant-index access chains
+  are *promoted*: one register per leaf. The rest live in a per-lane frame of private memory.
+  A Private variable a callback reads stays in memory, where the callback finds it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import SpirvError
+from ..spirv.types import Array, Opaque, Struct, member_offsets, n_leaves, size_of
+from .context import Context
+
+
+@dataclass
+class Binding:
+    set: int
+    binding: int
+    index: int
+    var: int
+    type: object
+    min_size: int
+    writable: bool
+    storage: str
+    name: str
+
+
+@dataclass
+class Variables:
+    bindings: dict = field(default_factory=dict)      # var id -> Binding
+    push_var: int | None = None
+    push_size: int = 0
+    shared: dict = field(default_factory=dict)        # var id -> offset in workgroup memory
+    shared_size: int = 0
+    inputs: dict = field(default_factory=dict)        # var id -> built-in name ("" for a struct of them)
+    private_vars: list = field(default_factory=list)
+    var_types: dict = field(default_factory=dict)     # var id -> Pointer type
+    promoted: set = field(default_factory=set)        # Function/Private variables held in registers
+    frame_off: dict = field(default_factory=dict)     # var id -> offset in the lane's private frame
+    private_frame: int = 0                            # bytes of one lane's frame
+
+
+def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
+    """Every variable's kind; promotion of Function/Private variables (except keep_in_memory)."""
+    m, spec = ctx.m, ctx.spec
+    out = Variables()
+    shared_off = 0
+    index = 0
+    for ins in m.global_order:
+        if ins.opname != "OpVariable":
+            continue
+        pt = spec.type(ins.result_type)
+        out.var_types[ins.result] = pt
+        sc = pt.storage
+        if sc in ("StorageBuffer", "Uniform"):
+            ds = m.decoration(ins.result, "DescriptorSet", [0])[0]
+            bd = m.decoration(ins.result, "Binding", [0])[0]
+            t = pt.pointee
+            writable = sc == "StorageBuffer" or m.has_decoration(getattr(t, "id", -1), "BufferBlock")
+            if writable and _all_members_nonwritable(m, ins.result, t):
+                writable = False
+            out.bindings[ins.result] = Binding(ds, bd, index, ins.result, t, _min_size(t), writable, sc,
+                                               m.names.get(ins.result) or m.names.get(getattr(t, "id", -1))
+                                               or m.name_of(ins.result))
+            index += 1
+        elif sc == "PushConstant":
+            out.push_var = ins.result
+            out.push_size = size_of(pt.pointee)
+        elif sc == "Workgroup":
+            shared_off = -(-shared_off // 16) * 16
+            out.shared[ins.result] = shared_off
+            shared_off += size_of(pt.pointee)
+        elif sc == "Input":
+            bi = m.decoration(ins.result, "BuiltIn")
+            out.inputs[ins.result] = builtin_name(bi[0]) if bi else ""
+        elif sc == "Private":
+            out.private_vars.append(ins.result)
+        elif sc == "Output":
+            pass
+        else:
+            raise SpirvError(f"variables in storage class {sc} are not supported",
+                             offset=ins.offset, opname="OpVariable", result_id=ins.result)
+    for v in ctx.ff.variables:
+        out.var_types[v.result] = spec.type(v.result_type)
+    out.shared_size = shared_off
+    for v in [x.result for x in ctx.ff.variables] + out.private_vars:
+        if v not in keep_in_memory and promotable(ctx, out.var_types, v):
+            out.promoted.add(v)
+    return out
+
+
+def place_frames(out: Variables, in_memory: list):
+    """Frame offsets (16-byte aligned) for the variables that live in memory, in order."""
+    frame = 0
+    for v, t in in_memory:
+        frame = -(-frame // 16) * 16
+        out.frame_off[v] = frame
+        frame += size_of(t)
+    out.private_frame = -(-frame // 16) * 16
+
+
+def promotable(ctx: Context, var_types: dict, v: int) -> bool:
+    """Whether every use of variable v is a load, a store or a constant-index access chain whose
+    uses are the same (and the variable is small enough to keep in registers)."""
+    t = var_types[v].pointee
+    if isinstance(t, Opaque) or n_leaves(t) > 256:
+        return False
+    stack = [v]
+    users = ctx.users
+    while stack:
+        p = stack.pop()
+        for u in users.get(p, ()):
+            if u.opname == "OpLoad" and u.operands[0] == p:
+                continue
+            if u.opname == "OpStore" and u.operands[0] == p and u.operands[1] != p:
+                continue
+            if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == p \
+                    and all(ctx.spec.is_const(i) for i in u.operands[1:]):
+                stack.append(u.result)
+                continue
+            return False
+    return True
+
+
+def _all_members_nonwritable(m, var, t):
+    if m.has_decoration(var, "NonWritable"):
+        return True
+    if isinstance(t, Struct) and t.members:
+        return all(m.member_decoration(t.id, i, "NonWritable") is not None for i in range(len(t.members)))
+    return False
+
+
+def _min_size(t):
+    if isinstance(t, Struct) and t.members and isinstance(t.members[-1].type, Array) \
+            and t.members[-1].type.length is None:
+        return member_offsets(t)[-1]
+    return size_of(t)

@@ -1,0 +1,513 @@
+"""The scheduler's side of the generator: memory that outlives a lane's run, and the operands of
+collective instructions.
+
+Per worker thread, one *work* area (zeroed once per dispatch) holds the lane states, the spill
+slots and the operands of collectives, at offsets fixed here:
+
+- a *slot row* is W values of one type, one per lane: a value that lives across a collective keeps
+  each leaf in one (the lane saves it before it stops, and reloads it when it resumes); the
+  collective reads its operands and writes its results there;
+- a *block* [n, W] is n rows together: a cooperative matrix's fragments (element e of lane l at
+  row e, column l), which is what the kernel library's matrix functions take;
+- operand rows (int64 per lane), dense scratch matrices and an `info` array for failure details.
+
+Lane-layout tables and other constant arrays go into one read-only blob of constants beside the
+code (`KernelMeta.consts`), passed to the kernel at run time: no table is ever LLVM text.
+
+Kernel-library calls (jitcoop.runtime.library) take arrays as numba does: seven fields each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SpirvError
+from ..spirv.types import CoopMat, Pointer, Scalar, n_leaves
+from .llvm import ty
+
+# Scalar types of slot rows by LLVM register type, and their kernel-library dtype tags.
+_SLOT = {"i1": ("i8", "b"), "i8": ("i8", "i8"), "i16": ("i16", "i16"), "i32": ("i32", "i32"),
+         "i64": ("i64", "i64"), "float": ("float", "f32"), "double": ("double", "f64")}
+_SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "float": 4, "double": 8}
+_DTYPE_LLVM = {"b": "i8", "i8": "i8", "u8": "i8", "i16": "i16", "u16": "i16", "i32": "i32", "u32": "i32",
+               "i64": "i64", "u64": "i64", "f32": "float", "f64": "double"}
+_NP = {"b": np.bool_, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32,
+       "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+
+
+def dtype_of(s: Scalar) -> str:
+    """The kernel-library dtype tag of slot rows holding leaves of scalar type s."""
+    if s.kind == "bool":
+        return "b"
+    if s.kind == "ptr":
+        return "i64"
+    if s.kind == "float":
+        return "f64" if s.width == 64 else "f32"
+    return f"{'i' if s.signed else 'u'}{s.width}"
+
+
+@dataclass
+class Arr:
+    """An array argument of a kernel-library call: a pointer operand, a dtype tag and a shape
+    (ints or i64 operands), C-contiguous."""
+    ptr: str
+    dtype: str
+    shape: tuple
+
+    @property
+    def llvm(self) -> str:
+        return _DTYPE_LLVM[self.dtype]
+
+    def row(self, i: int, gen) -> "Arr":
+        """Row i of a 2-D array (a 1-D array of shape[1])."""
+        n = self.shape[1]
+        off = gen.op(f"getelementptr {self.llvm}, ptr {self.ptr}, i64 {i * n}")
+        return Arr(off, self.dtype, (n,))
+
+
+class Collectives:
+    """Mixin of KernelGen: work memory, slots of values crossing collectives, matrices in slot
+    rows, operands of collectives and kernel-library calls."""
+
+    def _init_collectives(self):
+        self.work_size = 0
+        self._work_names: dict = {}
+        self.item_slots: dict = {}        # item -> [(register type, slot type, row pointer)]
+        self.res_blocks: dict = {}        # resident key -> (pointer, llvm type, rows)
+        self.entry_fills: list[str] = []
+        self._pending_edges: list = []
+        self._consts = bytearray()
+        self._const_names: dict = {}
+        self._ret_slots: dict = {}
+        self._excinfo = None
+        self.meta.library = []
+
+    # -- memory of the work area ----------------------------------------------------------------------
+    def work_alloc(self, nbytes: int, align: int = 64) -> int:
+        off = -(-self.work_size // align) * align
+        self.work_size = off + max(nbytes, 1)
+        return off
+
+    def work_array(self, name: str, t: str, n: int) -> str:
+        """A pointer operand to n values of LLVM type t in the work area (made once, in the entry)."""
+        p = self._work_names.get(name)
+        if p is None:
+            off = self.work_alloc(n * _SIZE[t])
+            p = self._work_names[name] = f"%w.{name}"
+            self.entry_defs.append(f"{p} = getelementptr i8, ptr %work, i64 {off}")
+        return p
+
+    def const_blob(self, arr: np.ndarray) -> str:
+        """A pointer operand to a copy of `arr` in the kernel's read-only constants."""
+        data = np.ascontiguousarray(arr).tobytes()
+        key = (arr.dtype.str, arr.shape, data)
+        p = self._const_names.get(key)
+        if p is None:
+            off = -(-len(self._consts) // 64) * 64
+            self._consts.extend(b"\0" * (off - len(self._consts)))
+            self._consts.extend(data)
+            p = self._const_names[key] = f"%c.{len(self._const_names)}"
+            self.entry_defs.append(f"{p} = getelementptr i8, ptr %consts, i64 {off}")
+        return p
+
+    def table(self, layout) -> Arr:
+        """A lane layout's table [invocations, length] (int32) among the constants."""
+        return Arr(self.const_blob(layout.table.astype(np.int32)), "i32", (layout.invocations, layout.length))
+
+    def const_array(self, values, dtype="i64") -> Arr:
+        a = np.asarray(list(values) or [0], _NP[dtype])
+        return Arr(self.const_blob(a), dtype, (len(values),))
+
+    def dense(self, ninst: int, n: int, dtype: str) -> Arr:
+        """A scratch array [instances, n] in the work area (one per call site)."""
+        name = f"d{len(self._work_names)}"
+        return Arr(self.work_array(name, _DTYPE_LLVM[dtype], ninst * n), dtype, (ninst, n))
+
+    def info_array(self) -> Arr:
+        """A small int64 array collective kernels write failure details into."""
+        return Arr(self.work_array("info", "i64", 8), "i64", (8,))
+
+    def state_arr(self) -> Arr:
+        return Arr(self.state, "i32", (self.W,))
+
+    def ranges_arr(self) -> Arr:
+        return Arr("%ranges", "i64", ("%nranges", 2))
+
+    def info_at(self, k: int) -> str:
+        p = self.op(f"getelementptr i64, ptr {self.info_array().ptr}, i64 {k}")
+        return self.op(f"load i64, ptr {p}")
+
+    # -- values that live across collectives (items) ----------------------------------------------------
+    def item_types(self, x) -> list[str]:
+        """LLVM register types of an item's leaves: an SSA id, or ("var", id)."""
+        if isinstance(x, tuple):
+            return [t for t, _ in self.var_homes[x[1]]]
+        t = self.value_type(x)
+        if isinstance(t, Pointer):
+            return ["i64"]
+        return [ty(s) for s in self.leaf_types(t)]
+
+    def slots_of(self, x) -> list:
+        """[(register type, slot type, row pointer)] of an item (a matrix's rows together)."""
+        s = self.item_slots.get(x)
+        if s is None:
+            types = self.item_types(x)
+            s = []
+            rows = self._rows_together(types, f"s{len(self.item_slots)}")
+            for t, row in zip(types, rows):
+                s.append((t, _SLOT[t][0], row))
+            self.item_slots[x] = s
+        return s
+
+    def _rows_together(self, types, name) -> list[str]:
+        """Row pointers for leaves of these types, consecutive rows where they share a type."""
+        out = []
+        W = self.W
+        if len(set(types)) == 1:
+            st = _SLOT[types[0]][0]
+            base = self.work_array(name, st, W * len(types))
+            for i in range(len(types)):
+                p = f"{base}.{i}"
+                self.entry_defs.append(f"{p} = getelementptr {st}, ptr {base}, i64 {i * W}")
+                out.append(p)
+            return out
+        for i, t in enumerate(types):
+            out.append(self.work_array(f"{name}.{i}", _SLOT[t][0], W))
+        return out
+
+    def _slot_at(self, st: str, row: str) -> str:
+        return self.op(f"getelementptr {st}, ptr {row}, i64 {self.lane_reg}")
+
+    def save_item(self, x):
+        """A suspending lane writes an item's current value to its slots."""
+        vals = self.var_leaves(x[1]) if isinstance(x, tuple) else self.vals(x)
+        for (t, st, row), v in zip(self.slots_of(x), vals):
+            if t == "i1":
+                v = self.op(f"zext i1 {v} to i8")
+            self.emit(f"store {st} {v}, ptr {self._slot_at(st, row)}")
+
+    def load_item(self, x):
+        """A resuming lane gets an item back from its slots."""
+        vals = []
+        for t, st, row in self.slots_of(x):
+            v = self.op(f"load {st}, ptr {self._slot_at(st, row)}")
+            if t == "i1":
+                v = self.op(f"trunc i8 {v} to i1")
+            vals.append(v)
+        if isinstance(x, tuple):
+            self.var_store(x[1], 0, vals)
+        else:
+            home = self._home(x, self.item_types(x))
+            for (t, a), v in zip(home, vals):
+                self.emit(f"store {t} {v}, ptr {a}")
+
+    # -- values living in slot rows (resident) ------------------------------------------------------------
+    def _res_key(self, x):
+        if isinstance(x, tuple):
+            return x
+        c = self.coalesced.get(x, x)       # a value sharing a phi's or variable's rows
+        return c
+
+    def resident_block(self, x) -> tuple[str, str, int]:
+        """(block pointer, LLVM type, rows) of a resident value, variable or scratch copy."""
+        key = self._res_key(x)
+        b = self.res_blocks.get(key)
+        if b is None:
+            if isinstance(key, tuple) and key[0] == "var":
+                t = self.var_types[key[1]].pointee
+            elif isinstance(key, tuple):
+                t = self.value_type(key[1])
+            else:
+                t = self.value_type(key)
+            lt = self.leaf_types(t)
+            et = _SLOT[ty(lt[0])][0]
+            ptr = self.work_array(f"r{len(self.res_blocks)}", et, self.W * len(lt))
+            b = self.res_blocks[key] = (ptr, et, len(lt))
+        return b
+
+    def resident_arr(self, x) -> Arr:
+        p, et, n = self.resident_block(x)
+        t = self.leaf_types(self.value_type(x) if not isinstance(x, tuple) else (
+            self.var_types[x[1]].pointee if x[0] == "var" else self.value_type(x[1])))[0]
+        return Arr(p, dtype_of(t), (n, self.W))
+
+    def _res_elem(self, p, et, e) -> str:
+        idx = self.op(f"add i64 {self.lane_reg}, {e * self.W}") if e else self.lane_reg
+        return self.op(f"getelementptr {et}, ptr {p}, i64 {idx}")
+
+    def resident_leaves(self, x) -> list[str]:
+        """The current lane's elements of a resident value or variable."""
+        p, et, n = self.resident_block(x)
+        return [self.op(f"load {et}, ptr {self._res_elem(p, et, e)}") for e in range(n)]
+
+    def resident_store(self, x, vals):
+        p, et, n = self.resident_block(x)
+        if len(vals) != n:
+            raise SpirvError(f"a value of {len(vals)} components stored into a matrix of {n}")
+        for e, v in enumerate(vals):
+            self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
+
+    def resident_copy(self, dst, src):
+        """The current lane's fragment from src (resident, or any value) to resident dst."""
+        if not isinstance(src, tuple) and src not in self.resident:
+            self.resident_store(dst, self.vals(src))
+            return
+        dp, et, n = self.resident_block(dst)
+        sp, _, _ = self.resident_block(src)
+        if dp == sp:
+            return                            # coalesced: the same rows
+        if n <= 16:
+            for e in range(n):
+                v = self.op(f"load {et}, ptr {self._res_elem(sp, et, e)}")
+                self.emit(f"store {et} {v}, ptr {self._res_elem(dp, et, e)}")
+            return
+        self.emit(f"call void {self._lane_copy_helper(et)}(ptr {dp}, ptr {sp}, i64 {n}, i64 {self.W}, "
+                  f"i64 {self.lane_reg})")
+
+    def _lane_copy_helper(self, et: str) -> str:
+        name = f"@jc.lane_copy.{et}"
+        self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n, i64 %w, i64 %l) {{
+entry:
+  br label %loop
+loop:
+  %e = phi i64 [ 0, %entry ], [ %e1, %loop ]
+  %r = mul i64 %e, %w
+  %i = add i64 %r, %l
+  %ps = getelementptr {et}, ptr %s, i64 %i
+  %v = load {et}, ptr %ps
+  %pd = getelementptr {et}, ptr %d, i64 %i
+  store {et} %v, ptr %pd
+  %e1 = add i64 %e, 1
+  %more = icmp ult i64 %e1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}""")
+        return name
+
+    def is_resident(self, vid) -> bool:
+        return vid in self.resident
+
+    # -- operands of collectives ----------------------------------------------------------------------------
+    def _uniform_operand(self, vid) -> bool:
+        """A value computed outside the lanes (constant, global, per workgroup): not in slots."""
+        return self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted
+
+    def fill_row(self, ptr: str, t: str, n: int, v: str, where=None):
+        """n values v of LLVM type t from ptr on: a loop (here, or in the entry's fills)."""
+        name = f"@jc.fill.{t}"
+        self.declare(name, f"""define internal void {name}(ptr %p, i64 %n, {t} %v) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %q = getelementptr {t}, ptr %p, i64 %i
+  store {t} %v, ptr %q
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}""")
+        line = f"call void {name}(ptr {ptr}, i64 {n}, {t} {v})"
+        if where is None:
+            self.emit(line)
+        else:
+            where.append(line)
+
+    def coll_arrays(self, vid) -> list[Arr]:
+        """Per-lane rows holding an operand of a collective, one per leaf (a uniform operand is
+        broadcast into rows of its own first)."""
+        t = self.value_type(vid)
+        lt = self.leaf_types(t) if not isinstance(t, Pointer) else [Scalar("ptr", 64)]
+        if self._uniform_operand(vid):
+            out = []
+            for i, (s, v) in enumerate(zip(lt, self.vals(vid))):
+                lt_ = _SLOT[ty(s)][0]
+                p = self.work_array(f"u{vid}.{i}", lt_, self.W)
+                if ty(s) == "i1":
+                    v = self.op(f"zext i1 {v} to i8")
+                self.fill_row(p, lt_, self.W, v)
+                out.append(Arr(p, dtype_of(s), (self.W,)))
+            return out
+        if vid in self.resident:
+            a = self.resident_arr(vid)
+            return [a.row(i, self) for i in range(a.shape[0])]
+        return [Arr(row, dtype_of(s), (self.W,)) for s, (_, _, row) in zip(lt, self.slots_of(vid))]
+
+    def coll_result(self, ins) -> list[Arr]:
+        """Rows for a collective's result (the resumed lane reloads them)."""
+        return self.coll_arrays(ins.result)
+
+    def coll_i64(self, vid) -> Arr:
+        """An int64 row per lane holding a scalar operand (pointer address, offset, stride): its
+        own slot row when it is an int64, else a widened copy; a uniform value is filled in once
+        per call (constants, binding addresses) or once per workgroup; vid None gives zeros (the
+        work area starts zeroed and nothing writes that row)."""
+        dst = self.work_array(f"o{len(self._work_names)}", "i64", self.W)
+        if vid is None:
+            return Arr(dst, "i64", (self.W,))
+        if not self._uniform_operand(vid):
+            t = self.value_type(vid)
+            (rt, st, row), = self.slots_of(vid)
+            if st == "i64":
+                return Arr(row, "i64", (self.W,))
+            signed = isinstance(t, Scalar) and t.kind == "int" and t.signed
+            self.emit(f"call void {self._widen_helper(st, signed)}(ptr {dst}, ptr {row}, i64 {self.W})")
+            return Arr(dst, "i64", (self.W,))
+        if vid in self.hoisted:
+            with self.at("wg_tail"):
+                self.fill_row(dst, "i64", self.W, self.to_i64(vid))
+        else:
+            v = self.to_i64(vid)
+            self.fill_row(dst, "i64", self.W, v, where=self.entry_fills)
+        return Arr(dst, "i64", (self.W,))
+
+    def _widen_helper(self, st: str, signed: bool) -> str:
+        name = f"@jc.widen.{st}.{'s' if signed else 'u'}"
+        conv = f"{'sext' if signed else 'zext'} {st} %v to i64" if st != "i64" else "add i64 %v, 0"
+        self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %ps = getelementptr {st}, ptr %s, i64 %i
+  %v = load {st}, ptr %ps
+  %x = {conv}
+  %pd = getelementptr i64, ptr %d, i64 %i
+  store i64 %x, ptr %pd
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}""")
+        return name
+
+    def coll_leaves_i64(self, vid) -> Arr:
+        """Like coll_i64 for every leaf of a composite operand (a tensor layout or view): int64
+        [leaves, W]; vid None gives an empty one."""
+        if vid is None:
+            return Arr(self.work_array(f"o{len(self._work_names)}", "i64", 1), "i64", (0, self.W))
+        n = n_leaves(self.value_type(vid))
+        dst = self.work_array(f"o{len(self._work_names)}", "i64", n * self.W)
+        if vid in self.resident:
+            p, et, _ = self.resident_block(vid)
+            self.emit(f"call void {self._widen_helper(et, False)}(ptr {dst}, ptr {p}, i64 {n * self.W})")
+        elif vid in self.crossing:
+            for j, (t, st, row) in enumerate(self.slots_of(vid)):
+                d = self.op(f"getelementptr i64, ptr {dst}, i64 {j * self.W}")
+                self.emit(f"call void {self._widen_helper(st, False)}(ptr {d}, ptr {row}, i64 {self.W})")
+        else:
+            for j, v in enumerate(self.vals(vid)):
+                d = self.op(f"getelementptr i64, ptr {dst}, i64 {j * self.W}")
+                x = self.op(f"zext i32 {v} to i64")
+                self.fill_row(d, "i64", self.W, x)
+        return Arr(dst, "i64", (n, self.W))
+
+    def coll_block(self, vid) -> Arr:
+        """The block [length, W] holding a matrix operand's fragments (a uniform operand, such as
+        a splat constant, is broadcast into a block of its own first)."""
+        if vid in self.resident:
+            return self.resident_arr(vid)
+        lt = self.leaf_types(self.value_type(vid))
+        if self._uniform_operand(vid):
+            et = _SLOT[ty(lt[0])][0]
+            blk = self.work_array(f"u{vid}", et, len(lt) * self.W)
+            vals = self.vals(vid)
+            fills = self.entry_fills if vid not in self.hoisted else None
+            for i, v in enumerate(vals):
+                row = f"{blk}.{i}"
+                self.entry_defs.append(f"{row} = getelementptr {et}, ptr {blk}, i64 {i * self.W}")
+                if fills is None:
+                    with self.at("wg_tail"):
+                        self.fill_row(row, et, self.W, self.vals(vid)[i])
+                else:
+                    self.fill_row(row, et, self.W, v, where=fills)
+            return Arr(blk, dtype_of(lt[0]), (len(lt), self.W))
+        slots = self.slots_of(vid)
+        return Arr(slots[0][2], dtype_of(lt[0]), (len(lt), self.W))
+
+    def coll_result_block(self, ins) -> Arr:
+        if ins.result in self.resident:
+            return self.resident_arr(ins.result)
+        return self.coll_block(ins.result)
+
+    def resume_lanes(self, wait: int, resume: int):
+        self.emit(f"call void {self.helper('resume')}(ptr {self.state}, i64 {self.W}, i32 {wait}, i32 {resume})")
+
+    # -- kernel-library calls ------------------------------------------------------------------------------
+    def lib(self, func: str, args: list, ins=None, ret: str = "i64") -> str | None:
+        """Call a kernel-library function (`"jitcoop.kernels.module:name"`) with arguments that are
+        Arr or (dtype tag, operand) scalars; returns its result (None for functions returning
+        nothing). A function that raised is an internal error naming the instruction."""
+        from ..runtime import library
+        kinds = []
+        for a in args:
+            if isinstance(a, Arr):
+                kinds.append(library.ArgKind(a.dtype, len(a.shape)))
+            else:
+                kinds.append(library.ArgKind(a[0]))
+        v = library.variant(func, tuple(kinds))
+        if v.symbol not in self.meta.library:
+            self.meta.library.append(v.symbol)
+        self.declare(f"@{v.symbol}", v.declaration().replace(f"@{v.symbol}", f'@"{v.symbol}"'))
+        ops = []
+        params = iter(v.params)
+        for a in args:
+            if isinstance(a, Arr):
+                shape = list(a.shape)
+                nitems = shape[0]
+                for s in shape[1:]:
+                    nitems = self._mul(nitems, s)
+                isz = _SIZE[a.llvm]
+                strides, st = [], isz
+                for s in reversed(shape):
+                    strides.insert(0, st)
+                    st = self._mul(st, s)
+                fields = ["null", "null", nitems, isz, a.ptr] + shape + strides
+                for f in fields:
+                    ops.append(f"{next(params)} {f}")
+            else:
+                dt, x = a
+                pt = next(params)
+                if dt == "b" and pt == "i8":
+                    x = self.op(f"zext i1 {x} to i8") if x not in ("true", "false") else ("1" if x == "true" else "0")
+                ops.append(f"{pt} {x}")
+        retp = self._ret_slot(v.ret or "i64")
+        exc = self._exc_slot()
+        status = self.op(f'call i32 @"{v.symbol}"(ptr {retp}, ptr {exc}{"".join(", " + o for o in ops)})')
+        bad = self.op(f"icmp ne i32 {status}, 0")
+        self.fail_if(bad, ins if ins is not None else self._any_ins(),
+                     f"internal error: jitcoop's kernel library function {func.split(':')[1]} raised "
+                     f"(please report this with the shader)")
+        if not v.ret:
+            return None
+        return self.op(f"load {v.ret}, ptr {retp}")
+
+    def lib_scalar(self, func: str, args: list, ret: str) -> str:
+        """A kernel-library function of scalars returning a scalar of LLVM type `ret` (format
+        conversions of the 8-bit float formats)."""
+        r = self.lib(func, args, ret=ret)
+        return r
+
+    def _mul(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        return self.op(f"mul i64 {a}, {b}")
+
+    def _ret_slot(self, t: str) -> str:
+        p = self._ret_slots.get(t)
+        if p is None:
+            p = self._ret_slots[t] = self.fn.alloca(t, "ret")
+        return p
+
+    def _exc_slot(self) -> str:
+        if self._excinfo is None:
+            self._excinfo = self.fn.alloca("ptr", "exc")
+        return self._excinfo
+
+    def _any_ins(self):
+        b = self.current_block
+        return b.instrs[0] if b is not None and b.instrs else self.ff.blocks[0].term

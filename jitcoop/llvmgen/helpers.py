@@ -1,0 +1,248 @@
+"""Small LLVM IR functions a generated module defines when its code uses them: exact float16 and
+bfloat16 conversions, and the workgroup scheduler's scans over the lane states.
+
+Each is `internal` and `alwaysinline` (the conversions) or small enough for LLVM to inline where it
+pays. Conversions work on the IEEE bits, so results are exact whatever LLVM does with
+floating-point selects: float16 goes through the processor's conversions (F16C) with NaNs rebuilt
+bit for bit where a load must keep them; a float16 store writes a NaN as 0x7E00 with its sign, as
+every float16 store in jitcoop does.
+
+Lane states (i32, one per invocation of the workgroup): k >= 0 runs from resume point k (0: the
+start), -1 has finished, -2 - c waits at collective c.
+"""
+from __future__ import annotations
+
+HELPERS = {
+    # float16 bits -> float32, NaN payloads kept (fpext quiets a signalling NaN)
+    "f16_to_f32": """define internal float @jc.f16_to_f32(i16 %h) alwaysinline {
+  %hh = bitcast i16 %h to half
+  %f = fpext half %hh to float
+  %hx = zext i16 %h to i32
+  %a = and i32 %hx, 32767
+  %isnan = icmp ugt i32 %a, 31744
+  %s = and i32 %hx, 32768
+  %s1 = shl i32 %s, 16
+  %m = and i32 %hx, 1023
+  %m1 = shl i32 %m, 13
+  %n0 = or i32 %s1, 2139095040
+  %n = or i32 %n0, %m1
+  %fb = bitcast float %f to i32
+  %r = select i1 %isnan, i32 %n, i32 %fb
+  %rf = bitcast i32 %r to float
+  ret float %rf
+}""",
+    # float32 -> float16 bits, round to nearest even; NaN -> 0x7E00 with the sign
+    "f32_to_f16": """define internal i16 @jc.f32_to_f16(float %x) alwaysinline {
+  %h = fptrunc float %x to half
+  %hb = bitcast half %h to i16
+  %b = bitcast float %x to i32
+  %a = and i32 %b, 2147483647
+  %isnan = icmp ugt i32 %a, 2139095040
+  %s = lshr i32 %b, 16
+  %s1 = and i32 %s, 32768
+  %n = or i32 %s1, 32256
+  %n16 = trunc i32 %n to i16
+  %r = select i1 %isnan, i16 %n16, i16 %hb
+  ret i16 %r
+}""",
+    # float32 -> float16 -> float32; a NaN comes back quiet without payload (0x7FC00000 | sign)
+    "round_f16": """define internal float @jc.round_f16(float %x) alwaysinline {
+  %h = fptrunc float %x to half
+  %f = fpext half %h to float
+  %b = bitcast float %x to i32
+  %a = and i32 %b, 2147483647
+  %isnan = icmp ugt i32 %a, 2139095040
+  %s = and i32 %b, -2147483648
+  %n = or i32 %s, 2143289344
+  %fb = bitcast float %f to i32
+  %r = select i1 %isnan, i32 %n, i32 %fb
+  %rf = bitcast i32 %r to float
+  ret float %rf
+}""",
+    # bfloat16: the top half of a float32; round to nearest even, a NaN keeps its sign and top
+    # payload bits and is quieted (0x0040)
+    "f32_to_bf16": """define internal i16 @jc.f32_to_bf16(float %x) alwaysinline {
+  %b = bitcast float %x to i32
+  %a = and i32 %b, 2147483647
+  %isnan = icmp ugt i32 %a, 2139095040
+  %q = lshr i32 %b, 16
+  %qn = or i32 %q, 64
+  %odd = and i32 %q, 1
+  %r0 = add i32 %b, 32767
+  %r1 = add i32 %r0, %odd
+  %r2 = lshr i32 %r1, 16
+  %r = select i1 %isnan, i32 %qn, i32 %r2
+  %r16 = trunc i32 %r to i16
+  ret i16 %r16
+}""",
+    "bf16_to_f32": """define internal float @jc.bf16_to_f32(i16 %h) alwaysinline {
+  %x = zext i16 %h to i32
+  %b = shl i32 %x, 16
+  %f = bitcast i32 %b to float
+  ret float %f
+}""",
+    "round_bf16": """define internal float @jc.round_bf16(float %x) alwaysinline {
+  %h = call i16 @jc.f32_to_bf16(float %x)
+  %f = call float @jc.bf16_to_f32(i16 %h)
+  ret float %f
+}""",
+    # The earliest collective any lane waits at (-1: every lane has finished): a min reduction
+    # without early exits, which LLVM vectorizes over the state array.
+    "next": """define internal i32 @jc.next(ptr %state, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %c = phi i32 [ 1073741824, %entry ], [ %c1, %loop ]
+  %p = getelementptr i32, ptr %state, i64 %i
+  %s = load i32, ptr %p
+  %w = icmp sle i32 %s, -2
+  %k0 = sub i32 -2, %s
+  %k = select i1 %w, i32 %k0, i32 1073741824
+  %lt = icmp slt i32 %k, %c
+  %c1 = select i1 %lt, i32 %k, i32 %c
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  %none = icmp eq i32 %c1, 1073741824
+  %r = select i1 %none, i32 -1, i32 %c1
+  ret i32 %r
+}""",
+    # Whether every lane waits at the same collective (the workgroup is converged there).
+    "converged": """define internal i1 @jc.converged(ptr %state, i64 %n) {
+entry:
+  %s0 = load i32, ptr %state
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %d = phi i32 [ 0, %entry ], [ %d1, %loop ]
+  %p = getelementptr i32, ptr %state, i64 %i
+  %s = load i32, ptr %p
+  %x = xor i32 %s, %s0
+  %d1 = or i32 %d, %x
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  %same = icmp eq i32 %d1, 0
+  %w = icmp sle i32 %s0, -2
+  %r = and i1 %same, %w
+  ret i1 %r
+}""",
+    # Lanes waiting at `wait` continue at resume point `to`.
+    "resume": """define internal void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %p = getelementptr i32, ptr %state, i64 %i
+  %s = load i32, ptr %p
+  %w = icmp eq i32 %s, %wait
+  %v = select i1 %w, i32 %to, i32 %s
+  store i32 %v, ptr %p
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}""",
+    # Workgroup barrier: every lane still running must wait here; -1, or the first lane that
+    # waits elsewhere (a barrier in non-uniform control flow). Lanes that have returned do not
+    # hold a barrier up (as on NVIDIA hardware).
+    "barrier": """define internal i64 @jc.barrier(ptr %state, i64 %n, i32 %wait, i32 %to) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %p = getelementptr i32, ptr %state, i64 %i
+  %s = load i32, ptr %p
+  %done = icmp eq i32 %s, -1
+  %here = icmp eq i32 %s, %wait
+  %ok = or i1 %done, %here
+  br i1 %ok, label %next, label %bad
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %fine
+bad:
+  ret i64 %i
+fine:
+  call void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to)
+  ret i64 -1
+}""",
+    # n int64 values of `v` from p on (an operand row of a collective filled with one value)
+    "fill_i64": """define internal void @jc.fill_i64(ptr %p, i64 %n, i64 %v) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %q = getelementptr i64, ptr %p, i64 %i
+  store i64 %v, ptr %q
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}""",
+    # Whether [p, p + n) lies inside one row of the sorted, disjoint [start, end) range table
+    # (every buffer, push constants, scratch memory of the dispatch): a binary search.
+    "in_ranges": """define internal i1 @jc.in_ranges(ptr %tab, i64 %rows, i64 %p, i64 %n) {
+entry:
+  %hi0 = sub i64 %rows, 1
+  br label %loop
+loop:
+  %lo = phi i64 [ 0, %entry ], [ %lo1, %step ]
+  %hi = phi i64 [ %hi0, %entry ], [ %hi1, %step ]
+  %go = icmp sle i64 %lo, %hi
+  br i1 %go, label %step, label %found
+step:
+  %s = add i64 %lo, %hi
+  %mid = ashr i64 %s, 1
+  %i = shl i64 %mid, 1
+  %ps = getelementptr i64, ptr %tab, i64 %i
+  %start = load i64, ptr %ps
+  %le = icmp sle i64 %start, %p
+  %m1 = add i64 %mid, 1
+  %m0 = sub i64 %mid, 1
+  %lo1 = select i1 %le, i64 %m1, i64 %lo
+  %hi1 = select i1 %le, i64 %hi, i64 %m0
+  br label %loop
+found:
+  %neg = icmp slt i64 %hi, 0
+  br i1 %neg, label %no, label %row
+row:
+  %j = shl i64 %hi, 1
+  %ps2 = getelementptr i64, ptr %tab, i64 %j
+  %start2 = load i64, ptr %ps2
+  %pe = getelementptr i64, ptr %ps2, i64 1
+  %end = load i64, ptr %pe
+  %q = add i64 %p, %n
+  %inside = icmp sle i64 %q, %end
+  %after = icmp slt i64 %p, %end
+  %ok = and i1 %inside, %after
+  ret i1 %ok
+no:
+  ret i1 false
+}""",
+    # Lanes waiting at `wait` (profile counters)
+    "waiting": """define internal i64 @jc.waiting(ptr %state, i64 %n, i32 %wait) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %c = phi i64 [ 0, %entry ], [ %c1, %loop ]
+  %p = getelementptr i32, ptr %state, i64 %i
+  %s = load i32, ptr %p
+  %w = icmp eq i32 %s, %wait
+  %x = zext i1 %w to i64
+  %c1 = add i64 %c, %x
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret i64 %c1
+}""",
+}
+
+DEPENDS = {"round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}

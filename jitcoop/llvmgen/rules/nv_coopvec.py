@@ -1,0 +1,1 @@
+"""(being ported to the LLVM generator)"""

@@ -1,0 +1,56 @@
+"""Kernel options: everything besides the module, entry point, spec constants and device that
+changes the compiled code of a kernel (`Module.kernel(entry, spec, **options)`)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from .errors import BindingError
+
+NUMERICS = ("exact", "nvidia", "float32")
+DECODE_VECTOR_MODES = ("auto", "scalar", "vector", "check")
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    numerics: str = "exact"
+    """How float MulAdds sum: "exact" (exact products, float64 sums, one rounding), "nvidia"
+    (the H100's tensor-core models), "float32" (float32 fused multiply-adds in K order)."""
+    decode_vector: str = "auto"
+    """Tensor loads with a DecodeVectorFunc: "auto", "scalar", "vector" or "check" (both, compared)."""
+    profile: bool = False
+    """Count calls, elements and cycles per callback and collective instruction."""
+    unchecked: bool = False
+    """Leave out bounds checks of memory accesses (for measuring what they cost; unsafe)."""
+    compile_timeout: float = 120.0
+    """Seconds a compile may take before it stops with a SpirvError (0: no limit)."""
+    opt_level: int = 3
+    """LLVM optimization level of the generated code (0 to 3)."""
+
+    @classmethod
+    def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
+        if isinstance(options, KernelOptions):
+            return options
+        options = dict(options or {})
+        known = {f.name for f in fields(cls)}
+        bad = sorted(set(options) - known)
+        if bad:
+            raise BindingError(f"unknown kernel option{'s' if len(bad) > 1 else ''} {', '.join(bad)}; "
+                               f"the options are {', '.join(sorted(known))}")
+        o = cls(**options)
+        if o.numerics not in NUMERICS:
+            raise BindingError(f"numerics={o.numerics!r}: choose one of {', '.join(NUMERICS)}")
+        if o.decode_vector not in DECODE_VECTOR_MODES:
+            raise BindingError(f"decode_vector={o.decode_vector!r}: choose one of "
+                               f"{', '.join(DECODE_VECTOR_MODES)}")
+        if not 0 <= int(o.opt_level) <= 3:
+            raise BindingError(f"opt_level={o.opt_level!r}: choose 0 to 3")
+        return o
+
+    def replace(self, **changes) -> "KernelOptions":
+        return KernelOptions.of({**asdict(self), **changes})
+
+    def key(self) -> tuple:
+        """What the compiled code depends on (the compile timeout does not change it)."""
+        d = asdict(self)
+        d.pop("compile_timeout")
+        return tuple(sorted(d.items()))

@@ -1,0 +1,155 @@
+"""Kernels from SPIR-V: generate LLVM IR, compile it, cache the machine code on disk, load it.
+
+A kernel's cache entry is two files in `JITCOOP_CACHE_DIR` named by a hash of everything the code
+depends on (module bytes, entry point, spec constants, device profile and subgroup size, kernel
+options, jitcoop's code generator and kernel library, the host CPU and LLVM version):
+
+    k_<key>.o      the object file (the kernel function `kernel.<key>`)
+    k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)
+
+A later process (or a later call) loads both and adds the object to the process's execution
+engine: no code generation, no LLVM passes. A compile runs in a worker thread so that a compile
+that runs past `KernelOptions.compile_timeout` stops with a SpirvError instead of running on.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import JitcoopError, SpirvError
+from . import jit, library
+from .cache import cache_dir
+
+_ARGS = (ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+         ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@dataclass
+class Compiled:
+    fn: object            # ctypes function (wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err, cancel)
+    meta: object          # jitcoop.llvmgen.meta.KernelMeta
+    ir: str | None        # the LLVM IR (None when served from the disk cache)
+    cache_hit: bool
+    key: str
+
+
+def generator_fingerprint() -> str:
+    """A hash of jitcoop's code generator and analyses: new code, new cache entries."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    files = [p for d in ("llvmgen", "analysis", "spirv", "devices") for p in (root / d).rglob("*.py")]
+    files += [root / "options.py", Path(__file__)]
+    for p in sorted(files):
+        if p.name in ("asm.py", "disasm.py"):
+            continue
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    h.update(library.source_fingerprint().encode())
+    return h.hexdigest()[:16]
+
+
+_fingerprint: list = []
+_memo: dict = {}
+_memo_lock = threading.Lock()
+
+
+def kernel_key(data: bytes, entry, spec: dict, profile, subgroup_size: int, options) -> str:
+    if not _fingerprint:
+        _fingerprint.append(generator_fingerprint())
+    h = hashlib.sha256()
+    for part in (_fingerprint[0], jit.host_key(), data, entry, sorted(spec.items()), profile.name,
+                 subgroup_size, options.key()):
+        h.update(part if isinstance(part, bytes) else repr(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, options) -> Compiled:
+    """The compiled kernel: from this process's memory, the disk cache, or compiled now."""
+    key = kernel_key(module.data, entry, spec, profile, subgroup_size, options)
+    with _memo_lock:
+        got = _memo.get(key)
+    if got is not None:
+        return Compiled(got.fn, got.meta, got.ir, True, key)
+    d = cache_dir()
+    obj_path, meta_path = d / f"k_{key}.o", d / f"k_{key}.meta"
+    ir = None
+    hit = obj_path.exists() and meta_path.exists()
+    if hit:
+        try:
+            meta = pickle.loads(meta_path.read_bytes())
+            obj = obj_path.read_bytes()
+        except Exception:               # a damaged entry: compile again
+            hit = False
+    if not hit:
+        ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
+                                    options.compile_timeout, module, entry)
+        _write(obj_path, obj)
+        _write(meta_path, pickle.dumps(meta))
+    library.load(meta.library)
+    addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGS)(addr)
+    c = Compiled(fn, meta, ir, hit, key)
+    with _memo_lock:
+        _memo[key] = c
+    return c
+
+
+def _generate(module, entry, spec, profile, subgroup_size, options, key):
+    from ..llvmgen.emitter import KernelGen
+    from ..spirv.specialize import Specialization
+    gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
+    ir, meta = gen.build(f"kernel.{key}")
+    obj = jit.compile_ir(ir, options.opt_level)
+    return ir, meta, obj
+
+
+def generate_ir(module, entry, spec, profile, subgroup_size, options) -> tuple[str, object]:
+    """The LLVM IR of a kernel and its metadata, without compiling it (`jitcoop dis --generated`)."""
+    from ..llvmgen.emitter import KernelGen
+    from ..spirv.specialize import Specialization
+    gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
+    return gen.build("kernel")
+
+
+def _with_limit(work, limit: float, module, entry):
+    """Run a compile in a worker thread; past `limit` seconds, give up on it with a SpirvError
+    (the thread finishes in the background and its result is dropped)."""
+    if not limit:
+        return work()
+    out: dict = {}
+
+    def run():
+        try:
+            out["r"] = work()
+        except BaseException as e:      # re-raised in the caller
+            out["e"] = e
+    t = threading.Thread(target=run, daemon=True, name="jitcoop-compile")
+    t0 = time.perf_counter()
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        raise SpirvError(f"compiling entry point {entry!r} took longer than its limit of {limit:g} s "
+                         f"(kernel option compile_timeout=, CLI --compile-timeout) and was abandoned "
+                         f"after {time.perf_counter() - t0:.1f} s")
+    if "e" in out:
+        e = out["e"]
+        if isinstance(e, (JitcoopError, KeyboardInterrupt, MemoryError)):
+            raise e
+        raise SpirvError(f"internal error while compiling entry point {entry!r}: {type(e).__name__}: {e} "
+                         "(please report this with the shader)") from e
+    return out["r"]
+
+
+def _write(path: Path, data: bytes):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)          # atomic: concurrent processes never see half a file

@@ -1,0 +1,192 @@
+"""The kernel library: numba functions of jitcoop.kernels that generated kernels call.
+
+Generated kernels (LLVM IR, jitcoop.llvmgen) call the dtype-generic kernels of jitcoop.kernels
+(tensor addressing, cooperative vector products, QCOM conversions, format conversions...) through
+numba's own calling convention, by symbol name. Each (function, argument types) pair is one
+*variant*: compiled by numba the first time any kernel needs it, its code is cut out of numba's
+module (the function and what it calls, nothing of numba's Python wrappers), compiled to an object
+file for this CPU and kept in the jitcoop cache (`lib-<source hash>/`). A later process adds that
+object file to its execution engine directly: with every variant a kernel needs on disk, loading
+the kernel imports neither numba nor the kernels' Python modules.
+
+numba's convention, as generated code sees it: `i32 @f(ptr retptr, ptr excinfo, args...)` returns
+0 when the function returned normally (its result is at retptr); an array argument is passed as
+its seven fields (meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]).
+
+`jitcoop build-library` compiles the variants the bundled examples, benchmarks and tests use ahead
+of time (for CI images); `JITCOOP_CACHE_DIR` says where they go.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import jit
+
+_lock = threading.RLock()
+
+# Scalar argument kinds -> numba type names
+_SCALARS = {"i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32", "u32": "uint32",
+            "i64": "int64", "u64": "uint64", "f32": "float32", "f64": "float64", "b": "boolean"}
+
+# External symbols a library object may reference: LLVM emits calls to these C library functions
+# itself (memset for a zeroing loop...); they resolve from the process.
+_EXTERNAL_OK = re.compile(r"^(llvm\..*|mem(set|cpy|move)|(sqrt|exp|exp2|log|log2|log10|pow|sin|cos|tan|"
+                          r"asin|acos|atan|atan2|sinh|cosh|tanh|asinh|acosh|atanh|fmod|floor|ceil|"
+                          r"trunc|round|rint|nearbyint|fma|frexp|ldexp|expm1|log1p|cbrt|hypot)f?)$")
+
+
+@dataclass(frozen=True)
+class ArgKind:
+    """One parameter of a library function: a scalar ("i64", "f32", "b"...) or a C-contiguous
+    array ("f32[:,:]": dtype and number of dimensions)."""
+    dtype: str
+    ndim: int = 0
+
+    @staticmethod
+    def parse(text: str) -> "ArgKind":
+        text = text.strip()
+        if "[" in text:
+            d, dims = text.split("[", 1)
+            return ArgKind(d, dims.count(":"))
+        return ArgKind(text)
+
+    def __str__(self):
+        return self.dtype if not self.ndim else f"{self.dtype}[{','.join(':' * self.ndim)}]"
+
+
+@dataclass
+class Variant:
+    """A compiled library function: its symbol and numba-convention LLVM parameter types."""
+    symbol: str
+    params: list          # LLVM types of the parameters after retptr and excinfo
+    ret: str              # LLVM type of the value at retptr ("" for none)
+    args: tuple           # ArgKind of each source-level argument
+
+    def declaration(self) -> str:
+        return f"declare i32 @{self.symbol}(ptr, ptr{''.join(', ' + p for p in self.params)})"
+
+
+def source_fingerprint() -> str:
+    """A hash of the kernel library's sources: new code, new variants."""
+    root = Path(__file__).resolve().parents[1] / "kernels"
+    h = hashlib.sha256()
+    for p in sorted(root.glob("*.py")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _store() -> Path:
+    from .cache import cache_dir
+    d = cache_dir() / f"lib-{source_fingerprint()}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def symbol_of(func: str, args: tuple) -> str:
+    mod, name = func.split(":")
+    tag = "_".join(str(a).replace("[", "").replace("]", "").replace(":", "d").replace(",", "") for a in args)
+    return f"jcl.{mod.rsplit('.', 1)[-1]}.{name}.{tag}"
+
+
+_variants: dict[str, Variant] = {}
+
+
+def variant(func: str, args: str | tuple) -> Variant:
+    """The variant of `func` ("jitcoop.kernels.module:name") for `args` (a comma-separated list of
+    argument kinds, or ArgKinds), compiled and stored if this is its first use anywhere."""
+    if isinstance(args, str):
+        args = tuple(ArgKind.parse(a) for a in re.findall(r"[a-z0-9]+(?:\[[:,]*\])?", args))
+    sym = symbol_of(func, args)
+    v = _variants.get(sym)
+    if v is not None:
+        return v
+    with _lock:
+        v = _variants.get(sym)
+        if v is not None:
+            return v
+        meta = _store() / f"{sym}.json"
+        if meta.exists():
+            info = json.loads(meta.read_text())
+            v = Variant(sym, info["params"], info["ret"], args)
+        else:
+            v = _compile(func, args, sym)
+        _variants[sym] = v
+        return v
+
+
+def load(symbols) -> None:
+    """Add the object files of these variants to the execution engine (once per process)."""
+    for sym in symbols:
+        if jit.is_loaded(sym):
+            continue
+        path = _store() / f"{sym}.o"
+        if not path.exists():
+            raise RuntimeError(f"kernel library variant {sym} is not built (its object file is missing)")
+        jit.load_object(sym, path.read_bytes(), [])
+
+
+def _numba_type(kind: ArgKind):
+    from numba import types
+    t = getattr(types, _SCALARS[kind.dtype])
+    return types.Array(t, kind.ndim, "C") if kind.ndim else t
+
+
+def _compile(func: str, args: tuple, sym: str) -> Variant:
+    """Compile a variant with numba, cut it out of numba's module and store its object file."""
+    import llvmlite.binding as llvm
+    from numba.core.registry import cpu_target
+    modname, name = func.split(":")
+    disp = getattr(importlib.import_module(modname), name)
+    sig = tuple(_numba_type(a) for a in args)
+    disp.compile(sig)
+    cres = disp.overloads[sig]
+    ctx = cpu_target.target_context
+    ret_t = cres.signature.return_type
+    ret = "" if str(ret_t) == "none" else str(ctx.data_model_manager[ret_t].get_return_type())
+    src = cres.library._get_module_for_linking()
+    jit._init()
+    mod = llvm.parse_bitcode(src.as_bitcode())
+    fn = mod.get_function(cres.fndesc.llvm_func_name)
+    fn.name = sym
+    fn.linkage = llvm.Linkage.external
+    params = [str(a.type) for a in fn.arguments][2:]
+    for f in mod.functions:
+        if not f.is_declaration and f.name != sym:
+            f.linkage = llvm.Linkage.internal
+    for g in mod.global_variables:
+        if not g.is_declaration:
+            g.linkage = llvm.Linkage.internal
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_global_dead_code_eliminate_pass()
+    pm.add_strip_dead_prototype_pass()
+    pb = llvm.create_pass_builder(jit._init()["tm"], llvm.create_pipeline_tuning_options(0))
+    pm.run(mod, pb)
+    missing = [f.name for f in mod.functions if f.is_declaration and not _EXTERNAL_OK.match(f.name)
+               and f.name not in jit.NRT_SYMBOLS]
+    missing += [g.name for g in mod.global_variables if g.is_declaration]
+    if missing:
+        raise RuntimeError(f"kernel library function {func}{tuple(map(str, args))} needs symbols only "
+                           f"numba has ({', '.join(missing)})")
+    obj = jit._init()["tm"].emit_object(mod)
+    d = _store()
+    _write(d / f"{sym}.o", obj)
+    v = Variant(sym, params, ret, args)
+    _write(d / f"{sym}.json", json.dumps({"func": func, "args": [str(a) for a in args], "params": params,
+                                          "ret": ret}).encode())
+    return v
+
+
+def _write(path: Path, data: bytes):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)          # atomic: concurrent processes never see half a file

@@ -21,9 +21,10 @@ def component(name: str) -> Scalar:
         raise ValueError(f"unknown component type {name!r}; one of {', '.join(devices.TYPE_NAMES)}")
     if name[0] in "su":
         return Scalar("int", int(name[1:]), name[0] == "s")
+    # floats are signed, as the module reader makes them (the shuffled profile keys on it)
     if name[0] == "f":
-        return Scalar("float", int(name[1:]))
-    return Scalar("float", 16 if name == "bf16" else 8, False, name)
+        return Scalar("float", int(name[1:]), True)
+    return Scalar("float", 16 if name == "bf16" else 8, True, name)
 
 
 def _profile(device, subgroup_size):

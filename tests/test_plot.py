@@ -68,6 +68,18 @@ def test_lane_layout_shows_the_measured_lane_maps(tmp_path, name, args):
     _saved(fig, tmp_path)
 
 
+def test_lane_map_is_what_a_shader_sees_on_shuffled():
+    """notebooks/shaders/lanes.comp stores 100 * invocation + e from element e of each fragment:
+    the stored matrix is the layout the kernel used (shuffled: a random one per matrix type)."""
+    import jitcoop
+    shader = Path(__file__).resolve().parents[1] / "notebooks" / "shaders" / "lanes.spv"
+    out = np.zeros((16, 16), np.float32)
+    jitcoop.Device("shuffled").load(shader).kernel()(1, held=out)
+    lm = plot.lane_map("shuffled", "f32", 16, 16, "C")
+    np.testing.assert_array_equal(out.astype(int) // 100, lm.lane)
+    np.testing.assert_array_equal(out.astype(int) % 100, lm.element)
+
+
 def test_lane_layout_of_a_device_and_unsupported_types():
     import jitcoop
     lm = plot.lane_map(jitcoop.Device("generic", subgroup_size=8), "f32", 8, 8, "C")

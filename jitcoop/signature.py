@@ -318,7 +318,7 @@ class Signature:
                                + ", ".join(f"{p.name}: {p.text} at +{p.offset}" for p in self.push))
         out = np.zeros(self.push_size, np.uint8)
         for name, p in members.items():
-            flat = _flatten(p.type, values[name], name)
+            flat = _flatten(p.type, values[name], name, self._member_names)
             for (s, off), x in zip(leaves(p.type, p.offset, p.member), flat):
                 raw = _scalar_bytes(s, x, name)
                 out[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
@@ -357,8 +357,9 @@ def _shape_text(t) -> str:
     return describe(t)
 
 
-def _flatten(t, value, name) -> list:
-    """The scalars of `value` in the type's leaf order (spirv.types.leaves)."""
+def _flatten(t, value, name, names: dict) -> list:
+    """The scalars of `value` in the type's leaf order (spirv.types.leaves); a struct's value is
+    a dict by member name (`names`: the module's member names)."""
     if isinstance(t, (Scalar, Pointer)):
         if isinstance(value, Buffer):
             return [value.address]
@@ -367,27 +368,22 @@ def _flatten(t, value, name) -> list:
             raise BindingError(f"push constant {name!r} is a {describe(t)}; got an array of shape {a.shape}")
         return [value]
     if isinstance(t, Struct):
-        if not isinstance(value, dict):
-            raise BindingError(f"push constant {name!r} is a struct; give a dict of its members")
-        return [x for i, mem in enumerate(t.members)
-                for x in _flatten(mem.type, _item(value, i, name), f"{name}[{i}]")]
+        fields = [_mname(names, t, i) for i in range(len(t.members))]
+        if not isinstance(value, dict) or set(value) != set(fields):
+            raise BindingError(f"push constant {name!r} is a struct; give a dict of its members "
+                               f"{', '.join(fields)}")
+        return [x for f, mem in zip(fields, t.members)
+                for x in _flatten(mem.type, value[f], f"{name}.{f}", names)]
     if isinstance(t, Array) and isinstance(t.elem, Struct):
         if not isinstance(value, (list, tuple)) or len(value) != t.length:
             raise BindingError(f"push constant {name!r} is {describe(t)}; give {t.length} dicts")
-        return [x for i, v in enumerate(value) for x in _flatten(t.elem, v, f"{name}[{i}]")]
+        return [x for i, v in enumerate(value) for x in _flatten(t.elem, v, f"{name}[{i}]", names)]
     a = np.asarray(value)
     want = _shape(t)
     if a.shape != want:
         raise BindingError(f"push constant {name!r} is a {describe(t)} and takes {_shape_text(t)}; "
                            f"got shape {a.shape}")
     return list(_leaf_order(t, a).reshape(-1))
-
-
-def _item(d: dict, i, name):
-    keys = list(d)
-    if i >= len(keys):
-        raise BindingError(f"push constant {name!r}: struct member {i} is missing")
-    return d[keys[i]]
 
 
 def _shape(t) -> tuple:

@@ -154,3 +154,19 @@ def test_sgemm_by_name_as_the_readme_shows(rng):
     want = 1.5 * (A.astype(np.float64) @ B) + 0.5 * C
     k((3, 2), a=A, b=B, c=C, push={"M": M, "N": N, "K": K, "alpha": 1.5, "beta": 0.5})
     np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-5)
+
+
+def test_push_structs_arrays_of_structs_and_pointers(shaders):
+    """Members that are an array of structs (dicts by member name) and a buffer reference (a
+    Buffer or its address): r[0] at +0, r[1] at +8 (uint first, int step), src at +16."""
+    dev = jitcoop.Device()
+    k = dev.load(shaders / "signature" / "push_struct.spv").kernel()
+    src = dev.buffer(np.arange(32, dtype=np.float32))
+    push = {"r": [{"first": 2, "step": 3}, {"first": 20, "step": -1}], "src": src}
+    assert k.signature.pack_push(push).tobytes() == struct.pack("<IiIiQ", 2, 3, 20, -1, src.address)
+    o = np.zeros(8, np.float32)
+    k(1, o=o, push=push)
+    np.testing.assert_array_equal(o, [2, 5, 8, 11, 20, 19, 18, 17])
+    with pytest.raises(jitcoop.BindingError, match=r"push constant 'r\[1\]' is a struct; give a dict of "
+                                                    r"its members first, step"):
+        k.signature.pack_push({"r": [{"first": 2, "step": 3}, {"first": 1}], "src": src.address})

@@ -188,8 +188,8 @@ class Signature:
         self.entry = kernel.entry
         self.local_size = tuple(kernel.local_size)
         self.bindings = self._bindings(m, kernel.meta.bindings)
-        self.push, self.push_size = self._push(m, Specialization(m, kernel.spec))
-        self.push_size = max(self.push_size, kernel.meta.push_size)
+        self.push = self._push(m, Specialization(m, kernel.spec))
+        self.push_size = kernel.meta.push_size
         self.spec = spec_constants(m)
         self.spec_values = dict(kernel.spec)
         self._member_names = m.member_names
@@ -221,7 +221,7 @@ class Signature:
         return sorted(out, key=lambda p: (p.set, p.binding))
 
     @staticmethod
-    def _push(m, sp) -> tuple[list, int]:
+    def _push(m, sp) -> list[PushMember]:
         for ins in m.global_order:
             if ins.opname != "OpVariable":
                 continue
@@ -229,12 +229,11 @@ class Signature:
             if not (isinstance(pt, Pointer) and pt.storage == "PushConstant"):
                 continue
             t = pt.pointee
-            if not isinstance(t, Struct):
-                return [PushMember("value", 0, t, None, describe(t))], size_of(t)
-            return [PushMember(m.member_names.get((t.id, i)) or f"member{i}", off, mem.type, mem,
-                               _type_text(m, mem.type))
-                    for i, (mem, off) in enumerate(zip(t.members, member_offsets(t)))], size_of(t)
-        return [], 0
+            if not isinstance(t, Struct):          # assembly may push a bare value
+                return [PushMember("value", 0, t, None, describe(t))]
+            return [PushMember(_mname(m.member_names, t, i), off, mem.type, mem, _type_text(m, mem.type))
+                    for i, (mem, off) in enumerate(zip(t.members, member_offsets(t)))]
+        return []
 
     # -- for people -------------------------------------------------------------------------------
     def __str__(self) -> str:

@@ -1,0 +1,128 @@
+"""Instances and their physical devices (one per device profile of JITCOOP_ICD_PROFILES)."""
+from __future__ import annotations
+
+from .. import devices
+from . import config, debug, entry, extensions, properties, vk
+from .vk import VkError, command
+
+
+class PhysicalDevice(vk.Object):
+    kind = "VkPhysicalDevice"
+    dispatchable = True
+
+    def __init__(self, instance, profile_name: str, subgroup_size):
+        self.instance = instance
+        self.profile = devices.profile(profile_name, subgroup_size)
+        self.explicit_subgroup_size = subgroup_size
+        self.extensions = properties.device_extensions(self.profile)
+        self.features = properties.features(self.profile)
+        self.properties = properties.properties(self.profile)
+        if subgroup_size is not None:
+            self.properties["deviceName"] += f", subgroup size {subgroup_size}"
+        self.limits = properties.limits(self.profile)
+
+
+class Instance(vk.Object):
+    kind = "VkInstance"
+    dispatchable = True
+
+    def __init__(self, info):
+        app = info.pApplicationInfo
+        self.api_version = app.apiVersion if app != vk.ffi.NULL and app.apiVersion else properties.API_VERSION
+        self.extensions = set(vk.strings(info.enabledExtensionCount, info.ppEnabledExtensionNames))
+        self.messengers = debug.messengers_of(info, self)
+        unknown = sorted(self.extensions - set(extensions.INSTANCE))
+        if unknown:
+            raise VkError(vk.lib.VK_ERROR_EXTENSION_NOT_PRESENT,
+                          f"instance extension(s) {', '.join(unknown)} not offered; jitcoop offers "
+                          f"{', '.join(extensions.INSTANCE)}")
+        try:
+            cfg = config.load()
+        except config.ConfigError as e:
+            raise VkError(vk.lib.VK_ERROR_INITIALIZATION_FAILED, str(e)) from None
+        self.config = cfg
+        self.physical_devices = [PhysicalDevice(self, name, sg).register() for name, sg in cfg.profiles]
+
+    def device_extensions(self) -> set:
+        return {e for pd in self.physical_devices for e in pd.extensions}
+
+    def release(self):
+        for pd in self.physical_devices:
+            pd.release()
+        for m in self.messengers:
+            m.release()
+        super().release()
+
+
+def _extension_properties(p_count, p_props, names):
+    versions = {vk.string(e.name): e.spec_version for e in vk.lib.jc_extensions}
+
+    def write(out, name):
+        out.extensionName = name.encode()
+        out.specVersion = versions[name]
+    return vk.enumerate_out(p_count, p_props, list(names), write)
+
+
+@command
+def vkEnumerateInstanceVersion(p_version):
+    p_version[0] = properties.API_VERSION
+
+
+@command
+def vkEnumerateInstanceExtensionProperties(layer_name, p_count, p_props):
+    if layer_name != vk.ffi.NULL:
+        raise VkError(vk.lib.VK_ERROR_LAYER_NOT_PRESENT)
+    return _extension_properties(p_count, p_props, extensions.INSTANCE)
+
+
+@command
+def vkEnumerateInstanceLayerProperties(p_count, p_props):
+    p_count[0] = 0
+
+
+@command
+def vkCreateInstance(info, allocator, p_instance):
+    inst = Instance(info).register()
+    p_instance[0] = inst.handle
+
+
+@command
+def vkDestroyInstance(instance, allocator):
+    inst = vk.get(instance, Instance, optional=True)
+    if inst is not None:
+        inst.release()
+
+
+@command
+def vkEnumeratePhysicalDevices(instance, p_count, p_devices):
+    pds = vk.get(instance, Instance).physical_devices
+    if p_devices == vk.ffi.NULL:
+        p_count[0] = len(pds)
+        return vk.lib.VK_SUCCESS
+    n = min(p_count[0], len(pds))
+    for i in range(n):
+        p_devices[i] = pds[i].handle
+    p_count[0] = n
+    return vk.lib.VK_INCOMPLETE if n < len(pds) else vk.lib.VK_SUCCESS
+
+
+@command
+def vkEnumeratePhysicalDeviceGroups(instance, p_count, p_groups):
+    inst = vk.get(instance, Instance)
+
+    def write(g, pd):
+        g.physicalDeviceCount = 1
+        g.physicalDevices[0] = pd.handle
+        g.subsetAllocation = 0
+    return vk.enumerate_out(p_count, p_groups, inst.physical_devices, write)
+
+
+@command
+def vkGetInstanceProcAddr(instance, name):
+    return entry.instance_proc_addr(instance, vk.string(name))
+
+
+@command
+def vkGetDeviceProcAddr(device, name):
+    from .device import Device
+    return entry.device_proc_addr(vk.get(device, Device), vk.string(name))

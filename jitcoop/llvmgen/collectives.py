@@ -360,9 +360,19 @@ done:
             with self.at("wg_tail"):
                 self.fill_row(dst, "i64", self.W, self.to_i64(vid))
         else:
-            v = self.to_i64(vid)
-            self.fill_row(dst, "i64", self.W, v, where=self.entry_fills)
+            self.fill_row(dst, "i64", self.W, self.const_i64(vid), where=self.entry_fills)
         return Arr(dst, "i64", (self.W,))
+
+    def const_i64(self, vid) -> str:
+        """A constant integer (or a module-level pointer's address, defined in the entry) as an
+        i64 operand that needs no instruction."""
+        if not self.spec.is_const(vid):
+            return self.ptr(vid, None).addr
+        t = self.value_type(vid)
+        v = int(self.spec.scalar_const(vid))
+        if isinstance(t, Scalar) and t.kind == "int" and t.signed and v >> (t.width - 1) & 1 and v > 0:
+            v -= 1 << t.width
+        return str(v)
 
     def _widen_helper(self, st: str, signed: bool) -> str:
         name = f"@jc.widen.{st}.{'s' if signed else 'u'}"
@@ -434,11 +444,46 @@ done:
             return self.resident_arr(ins.result)
         return self.coll_block(ins.result)
 
+    def for_instances(self, inv: int, wait: int, body):
+        """Emit `body(base, q)` for every scope instance (inv lanes from base, index q) whose first
+        lane waits at `wait`: a loop over the workgroup's instances."""
+        fn = self.fn
+        pre = fn.cur
+        head, run, nxt, done = (fn.label(x) for x in ("inst", "inst.run", "inst.next", "inst.done"))
+        fn.br(head)
+        fn.block(head)
+        q = fn.phi("i64", "q")
+        q.incoming.append(("0", pre))
+        base = self.op(f"mul i64 {q.name}, {inv}")
+        p = self.op(f"getelementptr i32, ptr {self.state}, i64 {base}")
+        st = self.op(f"load i32, ptr {p}")
+        fn.cbr(self.op(f"icmp eq i32 {st}, {wait}"), run, nxt)
+        fn.block(run)
+        body(base, q.name)
+        fn.br(nxt)
+        fn.block(nxt)
+        q1 = self.op(f"add i64 {q.name}, 1")
+        q.incoming.append((q1, nxt))
+        fn.cbr(self.op(f"icmp ult i64 {q1}, {self.W // inv}"), head, done)
+        fn.block(done)
+
+    def declared_muladd(self, spec: str, dtypes: tuple, make) -> str:
+        """The name of the MulAdd function for (spec, dtypes), defined in the module once."""
+        key = ("mm", spec, dtypes)
+        name = self._const_names.get(key)
+        if name is None:
+            name = self._const_names[key] = f"@mm.{sum(1 for k in self._const_names if k[0] == 'mm')}"
+            text, decls = make(name[1:], spec, dtypes)
+            for n, d in decls.items():
+                self.declare(f"@{n}", d)
+            self.globals.append(text)
+        return name
+
     def resume_lanes(self, wait: int, resume: int):
         self.emit(f"call void {self.helper('resume')}(ptr {self.state}, i64 {self.W}, i32 {wait}, i32 {resume})")
 
     # -- kernel-library calls ------------------------------------------------------------------------------
-    def lib(self, func: str, args: list, ins=None, ret: str = "i64") -> str | None:
+    def lib(self, func: str, args: list, ins=None, ret: str | None = None) -> str | None:
         """Call a kernel-library function (`"jitcoop.kernels.module:name"`) with arguments that are
         Arr or (dtype tag, operand) scalars; returns its result (None for functions returning
         nothing). A function that raised is an internal error naming the instruction."""
@@ -484,13 +529,22 @@ done:
                      f"(please report this with the shader)")
         if not v.ret:
             return None
-        return self.op(f"load {v.ret}, ptr {retp}")
+        return self._convert(self.op(f"load {v.ret}, ptr {retp}"), v.ret, ret)
+
+    def _convert(self, x: str, frm: str, to: str) -> str:
+        """A library result of LLVM type frm as type `to` (numba widens some integer results)."""
+        if frm == to or to is None:
+            return x
+        if frm.startswith("i") and to.startswith("i"):
+            return self.cast_int(x, int(frm[1:]), int(to[1:]), False)
+        if frm in ("float", "double") and to in ("float", "double"):
+            return self.op(f"{'fpext' if to == 'double' else 'fptrunc'} {frm} {x} to {to}")
+        raise TypeError(f"library result {frm} cannot be {to}")
 
     def lib_scalar(self, func: str, args: list, ret: str) -> str:
         """A kernel-library function of scalars returning a scalar of LLVM type `ret` (format
-        conversions of the 8-bit float formats)."""
-        r = self.lib(func, args, ret=ret)
-        return r
+        conversions of the 8-bit float formats, GLSL packing)."""
+        return self.lib(func, args, ret=ret)
 
     def _mul(self, a, b):
         if isinstance(a, int) and isinstance(b, int):

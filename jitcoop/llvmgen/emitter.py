@@ -689,7 +689,9 @@ class KernelGen(Collectives):
             fn.block(f"coll{k}")
             self.current_block = b
             nxt = chained[k]
-            resume = k + 1
+            # lanes go on at resume point k + 1, or straight to waiting at the next collective
+            # when nothing runs between the two
+            resume = k + 1 if nxt is None else -2 - nxt
             if self.profiling:
                 s = self.prof.slots("instruction", ("runs", "lanes", "ticks"),
                                     ins=getattr(ins, "origin", ins), type=self._prof_type(ins))

@@ -19,8 +19,9 @@ _state: dict = {}
 
 # The part of numba's runtime (NRT) that compiled kernel-library functions call when they make a
 # scratch array (np.empty): a MemInfo header (refct, dtor, dtor_info, data, size, allocator) and
-# its data in one malloc'ed block, freed when the reference count drops to zero. With these in
-# the engine a library object runs without numba loaded.
+# its data in one malloc'ed block, freed when the reference count drops to zero; and numba's
+# frexp/ldexp helpers (zero, inf and NaN answered directly, as numba's _helperlib does). With
+# these in the engine a library object runs without numba loaded.
 _NRT_SHIM = """
 declare ptr @malloc(i64)
 declare void @free(ptr)
@@ -67,9 +68,40 @@ define void @NRT_Free(ptr %p) {
   call void @free(ptr %p)
   ret void
 }
+declare double @frexp(double, ptr)
+declare double @ldexp(double, i32)
+declare double @llvm.fabs.f64(double)
+define double @numba_frexp(double %x, ptr %e) {
+  %a = call double @llvm.fabs.f64(double %x)
+  %fin = fcmp one double %a, 0x7FF0000000000000
+  %nz = fcmp une double %x, 0.0
+  %ordinary = and i1 %fin, %nz
+  br i1 %ordinary, label %go, label %keep
+go:
+  %m = call double @frexp(double %x, ptr %e)
+  ret double %m
+keep:
+  store i32 0, ptr %e
+  ret double %x
+}
+define double @numba_ldexp(double %x, i32 %k) {
+  %a = call double @llvm.fabs.f64(double %x)
+  %fin = fcmp one double %a, 0x7FF0000000000000
+  %nz = fcmp une double %x, 0.0
+  %kz = icmp ne i32 %k, 0
+  %o1 = and i1 %fin, %nz
+  %ordinary = and i1 %o1, %kz
+  br i1 %ordinary, label %go, label %keep
+go:
+  %r = call double @ldexp(double %x, i32 %k)
+  ret double %r
+keep:
+  ret double %x
+}
 """
+# numba's helpers (from its _helperlib, with the same answers) that library functions may call.
 NRT_SYMBOLS = ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_call_dtor",
-               "NRT_Free", "malloc", "free")
+               "NRT_Free", "malloc", "free", "numba_frexp", "numba_ldexp")
 
 
 def _init():

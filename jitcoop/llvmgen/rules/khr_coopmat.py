@@ -1,1 +1,507 @@
-"""(being ported to the LLVM generator)"""
+"""SPV_KHR_cooperative_matrix.
+
+An invocation holds its fragment of a cooperative matrix as an ordinary per-lane composite (a
+CoopMat is a Vector of OpCooperativeMatrixLengthKHR components), so element access, arithmetic,
+conversions between types of the same lane layout, OpPhi/OpSelect, function parameters and
+Function/Private variables are the core rules. The instructions that see the whole matrix
+(load, store, MulAdd, and conversions between types whose layouts differ) are collective: lanes
+stop before them and the scheduler runs one kernel of jitcoop.kernels.coopmat per instruction
+over every scope instance waiting there, after checking the whole instance is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...devices import type_name
+from ...errors import SpirvError
+from ...kernels import coopmat as K
+from ...spirv.types import CoopMat, Scalar, describe, size_of
+from . import REWRITES, collective, pure, rule
+
+CM = "jitcoop.kernels.coopmat"
+
+_FMT = {("float", 32, ""): K.F32, ("float", 64, ""): K.F64, ("float", 16, ""): K.F16,
+        ("float", 16, "bf16"): K.BF16, ("float", 8, "e4m3"): K.E4M3, ("float", 8, "e5m2"): K.E5M2}
+_INT = {(8, True): K.S8, (8, False): K.U8, (16, True): K.S16, (16, False): K.U16,
+        (32, True): K.S32, (32, False): K.U32, (64, True): K.S64, (64, False): K.U64}
+
+# Cooperative Matrix Operands
+A_SIGNED, B_SIGNED, C_SIGNED, R_SIGNED, SATURATE = 1, 2, 4, 8, 16
+
+
+def fmt_of(s: Scalar) -> int:
+    if s.kind == "float":
+        return _FMT[("float", s.width, s.encoding)]
+    return _INT[(s.width, s.signed)]
+
+
+def mat_type(em, vid, ins, what) -> CoopMat:
+    t = em.value_type(vid)
+    if not isinstance(t, CoopMat):
+        raise SpirvError(f"{what} must be a cooperative matrix", **ins.where())
+    return t
+
+
+def scope_size(em, t: CoopMat) -> int:
+    return em.sg if t.scope == 3 else em.W
+
+
+def _scope_words(t):
+    return "subgroup" if t.scope == 3 else "workgroup"
+
+
+def check_scope(em, ins, wait, t):
+    """Every invocation of a scope instance must reach a cooperative instruction together."""
+    inv = scope_size(em, t)
+    bad = em.lib(f"{CM}:check_scope", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))], ins)
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
+                 f"(scope instance of {inv} invocations): lane {{d}} is not there (it has finished or "
+                 f"waits elsewhere); real hardware gives undefined results", bad, bad)
+
+
+def check_uniform(em, ins, wait, t, row, what, vid=None):
+    """An operand (in per-lane row `row`) must be the same in every lane of a scope instance;
+    one computed once per workgroup (vid a constant or hoisted value) is by construction."""
+    if vid is not None and em._uniform_operand(vid):
+        return
+    inv = scope_size(em, t)
+    bad = em.lib(f"{CM}:check_uniform", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), row], ins)
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"the {what} operand of a cooperative matrix instruction must be dynamically uniform "
+                 f"in its {_scope_words(t)}; lane {{d}} has a different value", bad, bad)
+
+
+@rule("OpCooperativeMatrixLengthKHR")
+def _length(em, ins):
+    t = em.spec.type(ins.operands[0])
+    if not isinstance(t, CoopMat):
+        raise SpirvError("OpCooperativeMatrixLengthKHR takes a cooperative matrix type", **ins.where())
+    em.define(ins, [str(t.n)])
+
+
+pure("OpCooperativeMatrixLengthKHR")
+
+
+# -- load and store -------------------------------------------------------------------------------
+
+def _layout_operand(em, ins, lid):
+    if not em.spec.is_const(lid):
+        raise SpirvError("MemoryLayout must be a constant instruction", **ins.where())
+    v = int(em.spec.scalar_const(lid))
+    if v not in (0, 1):
+        raise SpirvError(f"MemoryLayout {v} is not RowMajorKHR (0) or ColumnMajorKHR (1)", **ins.where())
+    return v
+
+
+def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store):
+    p = em.ptr(ptr_id, ins)
+    if p.kind != "mem":
+        raise SpirvError("a cooperative matrix load or store needs a pointer into memory "
+                         "(StorageBuffer, PhysicalStorageBuffer or Workgroup)", **ins.where())
+    if p.storage not in ("StorageBuffer", "PhysicalStorageBuffer", "Workgroup", "Uniform"):
+        raise SpirvError(f"cooperative matrix {'store to' if store else 'load from'} {p.storage} "
+                         "memory is not allowed", **ins.where())
+    col_major = _layout_operand(em, ins, layout_id)
+    if stride_id is None:
+        raise SpirvError("RowMajorKHR and ColumnMajorKHR need the Stride operand", **ins.where())
+    psize = size_of(p.pointee)
+    if psize <= 0:
+        raise SpirvError("the Pointer must point to a scalar or vector element of an array", **ins.where())
+    inv = scope_size(em, t)
+    check_scope(em, ins, wait, t)
+    addr = em.coll_i64(ptr_id)
+    stride = em.coll_i64(stride_id)
+    check_uniform(em, ins, wait, t, addr, "Pointer", ptr_id)
+    check_uniform(em, ins, wait, t, stride, "Stride", stride_id)
+    lo, hi = root_bounds(em, p)
+    fn = "store" if store else "load"
+    run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
+    bad = em.lib(f"{CM}:{fn}", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block, em.table(t.layout),
+                                ("i64", str(t.rows)), ("i64", str(t.cols)), addr, stride, ("i64", str(psize)),
+                                ("i64", str(t.elem.size)), ("i64", str(col_major)), ("i64", str(fmt_of(t.elem))),
+                                ("i64", lo), ("i64", hi), em.ranges_arr(), em.info_array(), ("i64", str(run))], ins)
+    where = p.root_name or "its object" if p.root is not None else "any buffer"
+    rule_words = "Stride must be positive" if store else "Stride must not be negative"
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"cooperative matrix {fn} of a {describe(t)} reaches outside {where}: {{e}} bytes "
+                 f"from byte offset {{d}} (rows x Stride x {psize}-byte pointee; {rule_words})",
+                 bad, em.info_at(0), em.info_at(1))
+
+
+def root_bounds(em, p) -> tuple[str, str]:
+    """(start, end) i64 operands of the object a pointer points into; (0, 0) when unknown."""
+    if p.root is None:
+        return "0", "0"
+    base, size = p.root
+    return base, em.op(f"add i64 {base}, {size}")
+
+
+@collective("OpCooperativeMatrixLoadKHR")
+def _load(em, ins, wait, resume):
+    t = em.rtype(ins)
+    if not isinstance(t, CoopMat):
+        raise SpirvError("the Result Type of OpCooperativeMatrixLoadKHR must be a cooperative matrix",
+                         **ins.where())
+    o = ins.operands
+    stride = o[2] if len(o) > 2 and ins.kinds[2] == "IdRef" else None
+    block = em.coll_result_block(ins)
+    _memory_access(em, ins, o[0], t, o[1], stride, wait, block, store=False)
+    em.resume_lanes(wait, resume)
+
+
+@collective("OpCooperativeMatrixStoreKHR")
+def _store(em, ins, wait, resume):
+    o = ins.operands
+    t = mat_type(em, o[1], ins, "Object")
+    stride = o[3] if len(o) > 3 and ins.kinds[3] == "IdRef" else None
+    if em.ptr(o[0], ins).storage == "Uniform":
+        raise SpirvError("cooperative matrix store to read-only Uniform memory", **ins.where())
+    block = em.coll_block(o[1])
+    _memory_access(em, ins, o[0], t, o[2], stride, wait, block, store=True)
+    em.meta.writes_physical = em.meta.writes_physical or em.ptr(o[0], ins).root is None
+    em.resume_lanes(wait, resume)
+
+
+# -- MulAdd ---------------------------------------------------------------------------------------
+
+def muladd_types(em, ins):
+    """Validate an OpCooperativeMatrixMulAddKHR: (A, B, C, Result types, operand flags)."""
+    o = ins.operands
+    a = mat_type(em, o[0], ins, "A")
+    b = mat_type(em, o[1], ins, "B")
+    c = mat_type(em, o[2], ins, "C")
+    r = em.rtype(ins)
+    if not isinstance(r, CoopMat):
+        raise SpirvError("the Result Type of a MulAdd must be a cooperative matrix", **ins.where())
+    flags = o[3] if len(o) > 3 else 0
+    if not isinstance(flags, int):
+        flags = 0
+    for m, use, what in ((a, 0, "A"), (b, 1, "B"), (c, 2, "C"), (r, 2, "Result Type")):
+        if m.use != use:
+            raise SpirvError(f"{what} of a MulAdd must have Use "
+                             f"{('MatrixAKHR', 'MatrixBKHR', 'MatrixAccumulatorKHR')[use]}; it is "
+                             f"{describe(m)}", **ins.where())
+    M, N, K_ = r.rows, r.cols, a.cols
+    if (a.rows, b.rows, b.cols, c.rows, c.cols) != (M, K_, N, M, N):
+        raise SpirvError(f"MulAdd shapes do not agree: A {a.rows}x{a.cols}, B {b.rows}x{b.cols}, "
+                         f"C {c.rows}x{c.cols}, Result {M}x{N} (need MxK, KxN, MxN, MxN)", **ins.where())
+    if len({a.scope, b.scope, c.scope, r.scope}) != 1:
+        raise SpirvError("A, B, C and the Result Type of a MulAdd must have the same scope", **ins.where())
+    for bit, m, what in ((A_SIGNED, a, "A"), (B_SIGNED, b, "B"), (C_SIGNED, c, "C"), (R_SIGNED, r, "Result")):
+        if flags & bit and m.elem.kind != "int":
+            raise SpirvError(f"Matrix{what}SignedComponentsKHR on a matrix of {m.elem} components "
+                             "(only integer matrices take it)", **ins.where())
+    kinds = {m.elem.kind for m in (a, b, c, r)}
+    if len(kinds) != 1:
+        raise SpirvError("MulAdd of integer and floating-point matrices together is not supported "
+                         f"({describe(a)}, {describe(b)}, {describe(c)} -> {describe(r)})", **ins.where())
+    if flags & SATURATE and r.elem.kind != "int":
+        raise SpirvError("SaturatingAccumulationKHR on a floating-point MulAdd", **ins.where())
+    why = em.profile.muladd_problem(M, N, K_, *(type_name(m.elem) for m in (a, b, c, r)),
+                                    bool(flags & SATURATE), r.scope, em.W)
+    if why:
+        raise SpirvError(why, **ins.where())
+    return a, b, c, r, flags
+
+
+NUMERICS = {"exact": K.EXACT, "nvidia": K.NVIDIA, "float32": K.FLOAT32}
+
+
+def numerics(em):
+    return NUMERICS[em.options.numerics]
+
+
+def source_table_of(em, layout):
+    """The constant [2, rows * cols] saying which (e, lane) each element of a fragment's dense
+    form is read from (kernels.coopmat.source_table)."""
+    src = K.source_table(layout.table).astype(np.int32)
+    from ..collectives import Arr
+    return Arr(em.const_blob(src), "i32", src.shape)
+
+
+def gather(em, wait, inv, t: CoopMat, block, signed=None, dtype=None) -> str:
+    """Dense copies [instances, rows * cols] of a fragment operand (float64 for floats, int64
+    sign- or zero-extended for integers, unless `dtype` says otherwise); returns the array's name."""
+    ninst = em.W // inv
+    isint = t.elem.kind != "float"
+    if dtype is None:
+        dtype = "i64" if isint else "f64"
+    d = em.dense(ninst, t.rows * t.cols, dtype)
+    sg = bool(t.elem.signed if signed is None else signed) if isint else False
+    flags = [("b", _b(isint)), ("i64", str(t.elem.width)), ("b", _b(sg))]
+    head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block]
+    if K.is_striped(t.layout.table, t.rows * t.cols):
+        em.lib(f"{CM}:gather_striped", head + [d] + flags)
+    else:
+        em.lib(f"{CM}:gather_src", head + [source_table_of(em, t.layout), d] + flags)
+    return d
+
+
+def _b(x) -> str:
+    return "true" if x else "false"
+
+
+def scatter(em, wait, inv, t: CoopMat, dense, block):
+    """Dense matrices -> the fragments of a result of type t (every replica)."""
+    head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense]
+    if K.is_striped(t.layout.table, t.rows * t.cols):
+        em.lib(f"{CM}:scatter_striped", head + [block])
+    else:
+        em.lib(f"{CM}:scatter", head + [em.table(t.layout), block])
+
+
+def _int_bound(t: CoopMat, signed: bool) -> int:
+    w = t.elem.width
+    return 1 << (w - 1) if signed else (1 << w) - 1
+
+
+def _product_ctype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> int:
+    """What integer A x B products are summed in: float32 or float64 where every partial sum is
+    an integer their significand holds exactly (int8: K up to 1024 in float32), int64 (wrapping)
+    otherwise."""
+    bound = K_ * _int_bound(a, bool(flags & A_SIGNED)) * _int_bound(b, bool(flags & B_SIGNED))
+    if bound <= 1 << 24:
+        return K.C_F32
+    if bound <= 1 << 53:
+        return K.C_F64
+    return K.C_I64
+
+
+_CTYPE_NAMES = {K.C_F64: "f64", K.C_F32: "f32", K.C_I64: "i64"}
+
+
+def _direct(em, inv, t: CoopMat) -> bool:
+    """Whether MulAdd reads (writes) this operand in its fragments directly: a striped layout
+    without replicas whose rows each lie in one fragment row."""
+    return inv % t.cols == 0 and K.is_striped(t.layout.table, t.rows * t.cols)
+
+
+def _const_table(em, arr):
+    """An int32 array among the kernel's constants."""
+    from ..collectives import Arr
+    arr = np.asarray(arr, np.int32).reshape(-1)
+    return Arr(em.const_blob(arr), "i32", arr.shape)
+
+
+class _Placement:
+    """Where each MulAdd operand is read or written (kernels.coopmat.operand tuples), the int32
+    tables the TABLE operands use, and the size of the work area (dense converted copies)."""
+
+    def __init__(self, em, inv, cname):
+        self.em, self.inv, self.cname = em, inv, cname
+        self.tabs = []
+        self.ntab = 0
+        self.work = 0
+
+    def _region(self, n):
+        off = self.work
+        self.work += n
+        return off
+
+    def _table(self, arr):
+        off = self.ntab
+        self.tabs.append(arr.ravel())
+        self.ntab += arr.size
+        return off
+
+    def read(self, t: CoopMat, signed=False):
+        """A, B or C: in place when striped (copied to work when its type is not the compute
+        type), else through its read table into work."""
+        from ..collectives import dtype_of
+        em, n = self.em, t.rows * t.cols
+        if _direct(em, self.inv, t):
+            woff = self._region(n) if dtype_of(t.elem) != self.cname else 0
+            return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W, signed, woff=woff)
+        toff = self._table(K.read_table(t.layout.table, em.W))
+        return K.operand(K.TABLE, t.rows, t.cols, signed=signed, toff=toff, woff=self._region(n))
+
+    def write(self, t: CoopMat, c_op):
+        """The result: in place when striped, else through work (C's copy, when C has one) and
+        its write table."""
+        em = self.em
+        if _direct(em, self.inv, t):
+            return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W)
+        wt = K.write_table(t.layout.table, em.W)
+        woff = c_op[6] if c_op[0] == K.TABLE else self._region(t.rows * t.cols)
+        return K.operand(K.TABLE, t.rows, t.cols, toff=self._table(wt), woff=woff,
+                         count=wt.shape[1])
+
+    def arrays(self):
+        """(tables constant, work array) names for the kernel call."""
+        em = self.em
+        tabs = np.concatenate(self.tabs) if self.tabs else np.zeros(1, np.int32)
+        return (_const_table(em, tabs), em.dense(1, max(1, self.work), self.cname))
+
+
+@collective("OpCooperativeMatrixMulAddKHR")
+def _muladd(em, ins, wait, resume):
+    a, b, c, r, flags = muladd_types(em, ins)
+    o = ins.operands
+    inv = scope_size(em, r)
+    check_scope(em, ins, wait, r)
+    blocks = [em.coll_block(x) for x in o[:3]]
+    out = em.coll_result_block(ins)
+    M, N, K_ = r.rows, r.cols, a.cols
+    ninst = em.W // inv
+    if r.elem.kind == "float" and numerics(em) == K.NVIDIA:
+        da, db, dc = (gather(em, wait, inv, m, blk) for m, blk in zip((a, b, c), blocks))
+        em.lib(f"{CM}:mma_f", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), da, db, dc,
+                               ("i64", str(M)), ("i64", str(N)), ("i64", str(K_)), ("i64", str(fmt_of(r.elem))),
+                               ("i64", str(numerics(em)))], ins)
+        scatter(em, wait, inv, r, dc, out)
+        em.resume_lanes(wait, resume)
+        return
+    is_float = r.elem.kind == "float"
+    if not is_float:
+        ctype = _product_ctype(a, b, K_, flags)
+    elif numerics(em) == K.FLOAT32 and max(m.elem.width for m in (a, b, c, r)) <= 32:
+        # float32 sums: one fused multiply-add per product, as a CPU BLAS (products of 16-bit
+        # and narrower formats are exact, so only the adds round)
+        ctype = K.C_F32
+    else:
+        ctype = K.C_F64
+    cname = _CTYPE_NAMES[ctype]
+    pl = _Placement(em, inv, cname)
+    pa = pl.read(a, bool(flags & A_SIGNED))
+    pb = pl.read(b, bool(flags & B_SIGNED))
+    if is_float:
+        # Exact products (inputs narrower than float64) make a fused multiply-add round only
+        # where the separate add would. A float32 or float64 result is rounded by its store; the
+        # small formats round a dense float64 result once (round_dense), then scatter it.
+        fused = a.elem.width < 64 and b.elem.width < 64
+        pc = pl.read(c)
+        if r.elem.width >= 32:
+            pr = pl.write(r, pc)
+            rarr = out
+        else:
+            rarr = em.dense(ninst, M * N, cname)
+            pr = K.operand(K.DENSE, M, N)
+        tabs, work = pl.arrays()
+        spec = K.mm_spec(M, N, K_, ctype, fused, pa, pb, pc, pr)
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
+        if r.elem.width < 32:
+            em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), rarr,
+                                         ("i64", str(fmt_of(r.elem)))], ins)
+            scatter(em, wait, inv, r, rarr, out)
+    elif same_layout(c, r) and _direct(em, inv, r) and not (flags & SATURATE and r.elem.width == 64):
+        # The exact sum of products, then R = C + sum wrapped or saturated, in one pass.
+        tabs, work = pl.arrays()
+        g = K.operand(K.STRIPED, M, N, inv, em.W, bool(flags & C_SIGNED))
+        spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, g, K.operand(K.STRIPED, M, N, inv, em.W),
+                         (r.elem.width, bool(flags & R_SIGNED), bool(flags & SATURATE)))
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], out, tabs, work)
+    else:
+        # P = A x B exactly (no C), then R = C + P wrapped or saturated.
+        dp = em.dense(ninst, M * N, cname)
+        tabs, work = pl.arrays()
+        spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, K.operand(K.NONE, M, N),
+                         K.operand(K.DENSE, M, N))
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], dp, dp, tabs, work)
+        sat = [("b", _b(flags & R_SIGNED)), ("b", _b(flags & SATURATE))]
+        head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))]
+        if same_layout(c, r):
+            em.lib(f"{CM}:combine_i_tab", head + [blocks[2], dp, out, em.table(r.layout), ("i64", str(r.elem.width)),
+                                                  ("b", _b(flags & C_SIGNED)), ("i64", str(c.elem.width))] + sat, ins)
+        else:
+            dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
+            em.lib(f"{CM}:combine_i", head + [dc, dp, dc, ("i64", str(r.elem.width))] + sat, ins)
+            scatter(em, wait, inv, r, dc, out)
+    em.resume_lanes(wait, resume)
+
+
+def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work):
+    """R = C + A x B for every scope instance waiting here: a MulAdd function specialized on
+    `spec` (jitcoop.llvmgen.matmul), called per instance."""
+    from ..matmul import muladd_function
+    dtypes = (a.dtype, b.dtype, c.dtype, r.dtype)
+    name = em.declared_muladd(spec, dtypes, muladd_function)
+    em.for_instances(inv, wait, lambda base, q: em.emit(
+        f"call void {name}(ptr {a.ptr}, ptr {b.ptr}, ptr {c.ptr}, ptr {r.ptr}, ptr {tabs.ptr}, ptr {work.ptr}, "
+        f"i64 {base}, i64 {q})"))
+
+
+# -- conversions between lane layouts ---------------------------------------------------------------
+# A conversion is component-wise on the *matrix*: element (r, c) of the result comes from (r, c)
+# of the operand. When both types have the same lane layout that is the per-lane conversion of
+# the fragment (the core rule); otherwise the fragment is first moved to the result's layout by a
+# collective relayout, and the core rule converts that.
+
+CONVERSIONS = ("OpFConvert", "OpConvertFToU", "OpConvertFToS", "OpConvertSToF", "OpConvertUToF",
+               "OpUConvert", "OpSConvert", "OpBitcast")
+RELAYOUT = "OpJitcoopRelayout"
+
+
+def same_layout(a: CoopMat, b: CoopMat) -> bool:
+    return (a.layout is b.layout or (a.layout.table.shape == b.layout.table.shape
+                                     and (a.layout.table == b.layout.table).all()))
+
+
+def relayout_type(em, src: CoopMat, dst: CoopMat, ids) -> int:
+    """A type id for `src`'s components laid out like `dst` (made up: not in the module)."""
+    t = CoopMat(src.elem, dst.n, dst.scope, dst.rows, dst.cols, dst.use, dst.layout)
+    tid = ids.fresh()
+    t.id = tid
+    em.spec._types[tid] = t
+    return tid
+
+
+def insert_relayout(em, ids, b, i, src_t: CoopMat, dst_t: CoopMat) -> int:
+    """Insert a relayout of b.instrs[i]'s operand to dst_t's layout before it; its result id."""
+    from ...spirv.reader import Instruction
+    tid = relayout_type(em, src_t, dst_t, ids)
+    rid = ids.fresh()
+    ins = b.instrs[i]
+    re = Instruction(0, RELAYOUT, ins.offset, tid, rid, [ins.operands[0]], ["IdRef"])
+    re.origin = ins          # errors name the shader's conversion, not this made-up instruction
+    b.instrs.insert(i, re)
+    return rid
+
+
+def _split_relayouts(em, ff, ids):
+    # Result types of the flat function's values (inlined callees' values have fresh ids).
+    type_of = {ins.result: ins.result_type for b in ff.blocks for ins in b.instrs
+               if ins.result is not None}
+    for b in ff.blocks:
+        i = 0
+        while i < len(b.instrs):
+            ins = b.instrs[i]
+            if ins.opname in CONVERSIONS:
+                dst = em.spec.type(ins.result_type)
+                if isinstance(dst, CoopMat):
+                    src_tid = type_of.get(ins.operands[0]) or em.m.all_defs[ins.operands[0]].result_type
+                    src = em.spec.type(src_tid)
+                    if not isinstance(src, CoopMat):
+                        raise SpirvError("conversion of a non-matrix to a cooperative matrix", **ins.where())
+                    check_conversion(ins, src, dst)
+                    if not same_layout(src, dst):
+                        ins.operands[0] = insert_relayout(em, ids, b, i, src, dst)
+                        i += 1
+            i += 1
+
+
+def check_conversion(ins, src: CoopMat, dst: CoopMat):
+    if (src.scope, src.rows, src.cols) != (dst.scope, dst.rows, dst.cols) or (
+            src.use != dst.use and not (src.use == 2 and dst.use in (0, 1))):
+        # Accumulator -> A/B is SPV_NV_cooperative_matrix2's use conversion.
+        raise SpirvError(f"a conversion must keep the scope, rows, columns and Use: "
+                         f"{describe(src)} -> {describe(dst)}", **ins.where())
+    if ins.opname == "OpBitcast" and (src.elem.kind != "int" or dst.elem.kind != "int"
+                                      or src.elem.width != dst.elem.width):
+        raise SpirvError("OpBitcast of cooperative matrices needs integer components of the same "
+                         f"width: {describe(src)} -> {describe(dst)}", **ins.where())
+
+
+REWRITES.append(_split_relayouts)
+
+
+@collective(RELAYOUT)
+def _relayout(em, ins, wait, resume):
+    src = mat_type(em, ins.operands[0], ins, "operand")
+    dst = em.rtype(ins)
+    inv = scope_size(em, dst)
+    check_scope(em, getattr(ins, "origin", ins), wait, dst)
+    d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
+    em.lib(f"{CM}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), d, em.table(dst.layout),
+                             em.coll_result_block(ins)], ins)
+    em.resume_lanes(wait, resume)

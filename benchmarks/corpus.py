@@ -52,6 +52,7 @@ class Problem:
 class Style:
     name: str                 # shaders/corpus/<name>.spv
     scope: str                # "subgroup" or "workgroup"
+    kind: str                 # "gemm", "q4" or "attention": what numpy's peer computes
     what: str                 # the style, in a few words
     build: Callable[[int], Problem]
     per_subgroup: int = 0     # > 0: specialization constant 0 = this many subgroups' invocations
@@ -163,27 +164,27 @@ def _flash_attn(n):
 
 
 STYLES = [
-    Style("plain_16", "subgroup", "acc[2][2], ma[2], mb[2] in loops; row-major loads from storage; 16x16x16",
+    Style("plain_16", "subgroup", "gemm", "acc[2][2], ma[2], mb[2] in loops; row-major loads from storage; 16x16x16",
           _gemm(32), per_subgroup=1, lavapipe=True),
-    Style("plain_16_O", "subgroup", "plain_16 through spirv-opt -O",
+    Style("plain_16_O", "subgroup", "gemm", "plain_16 through spirv-opt -O",
           _gemm(32), per_subgroup=1, lavapipe=True),
-    Style("plain_8", "subgroup", "plain_16 at 8x8x8 (lavapipe's size; not on the H100)",
+    Style("plain_8", "subgroup", "gemm", "plain_16 at 8x8x8 (lavapipe's size; not on the H100)",
           _gemm(16), per_subgroup=1, lavapipe=True, nvidia=False),
-    Style("arrays_uvec4", "subgroup", "arrays in loops; A staged through uvec4 shared; B column-major; alpha/beta with C",
+    Style("arrays_uvec4", "subgroup", "gemm", "arrays in loops; A staged through uvec4 shared; B column-major; alpha/beta with C",
           _gemm(64, b_col=True, epilogue="alpha_beta"), per_subgroup=4, lavapipe=True),
-    Style("unrolled_u32", "subgroup", "unrolled; A column-major; B staged through u32 shared; f16 result",
+    Style("unrolled_u32", "subgroup", "gemm", "unrolled; A column-major; B staged through u32 shared; f16 result",
           _gemm(64, a_col=True, out16=True), per_subgroup=4, lavapipe=True),
-    Style("bias_act", "subgroup", "arrays in loops; B staged through f16 shared; bias + SiLU per-element op",
+    Style("bias_act", "subgroup", "gemm", "arrays in loops; B staged through f16 shared; bias + SiLU per-element op",
           _gemm(64, epilogue="bias_silu"), per_subgroup=4, lavapipe=True),
-    Style("wg_arrays", "workgroup", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
+    Style("wg_arrays", "workgroup", "gemm", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
           _gemm(128, a_col=True)),
-    Style("wg_tensor", "workgroup", "tensor loads, one 128x128 accumulator; B through a transposed view; f16 result",
+    Style("wg_tensor", "workgroup", "gemm", "tensor loads, one 128x128 accumulator; B through a transposed view; f16 result",
           _gemm(128, b_col=True, out16=True)),
-    Style("wg_tensor_O", "workgroup", "wg_tensor through spirv-opt -O",
+    Style("wg_tensor_O", "workgroup", "gemm", "wg_tensor through spirv-opt -O",
           _gemm(128, b_col=True, out16=True)),
-    Style("q4_n64", "workgroup", "Q4_0 DecodeFunc tensor loads, N = 64 tokens, transposed store",
+    Style("q4_n64", "workgroup", "q4", "Q4_0 DecodeFunc tensor loads, N = 64 tokens, transposed store",
           _q4_n64),
-    Style("flash_attn", "workgroup", "flash attention, 8 heads of dimension 64: reductions, per-element ops",
+    Style("flash_attn", "workgroup", "attention", "flash attention, 8 heads of dimension 64: reductions, per-element ops",
           _flash_attn),
 ]
 BY_NAME = {s.name: s for s in STYLES}

@@ -17,7 +17,7 @@ import struct
 
 import jitcoop
 
-from . import vk
+from . import dispatch_base, vk
 from .descriptors import DescriptorSetLayout
 from .device import Device
 from .vk import VkError, command
@@ -101,6 +101,27 @@ class Pipeline(vk.Object):
                     except jitcoop.JitcoopError as e:
                         k = PipelineError(f"{self.describe()} (entry point {self.entry!r}) cannot be compiled: {e}")
                     dev.kernels[self.key] = k
+        if isinstance(k, PipelineError):
+            raise k
+        return k
+
+
+    def kernel_with_base(self, base) -> jitcoop.Kernel:
+        """The kernel for vkCmdDispatchBase: the module rewritten so workgroup ids start at base."""
+        dev = self.device
+        key = self.key + (("base",) + tuple(base),)
+        k = dev.kernels.get(key)
+        if k is None:
+            local = self.kernel().local_size
+            try:
+                code = dispatch_base.with_base(self.code, self.entry, base,
+                                               tuple(b * n for b, n in zip(base, local)))
+                module = dev.jdev(self.subgroup_size).load(code)
+                with dev.compile_lock:
+                    k = module.kernel(self.entry, spec=self.spec, **self.options)
+            except (dispatch_base.RewriteError, jitcoop.JitcoopError) as e:
+                k = PipelineError(f"{self.describe()} with dispatch base {tuple(base)}: {e}")
+            dev.kernels[key] = k
         if isinstance(k, PipelineError):
             raise k
         return k

@@ -51,6 +51,7 @@ class Object:
     kind = "uint64_t"
     dispatchable = False
     name = ""                 # vkSetDebugUtilsObjectNameEXT
+    id = None                 # the handle's value, once registered
 
     def register(self):
         if self.dispatchable:
@@ -67,7 +68,8 @@ class Object:
         return ffi.cast(self.kind, self.id)
 
     def release(self):
-        _objects.pop(self.id, None)
+        if self.id is not None:
+            _objects.pop(self.id, None)
 
     def describe(self) -> str:
         return f"{self.kind} {self.id:#x}" + (f" ({self.name!r})" if self.name else "")

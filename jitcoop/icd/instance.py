@@ -33,15 +33,20 @@ class Instance(vk.Object):
         self.messengers = debug.messengers_of(info, self)
         unknown = sorted(self.extensions - set(extensions.INSTANCE))
         if unknown:
-            raise VkError(vk.lib.VK_ERROR_EXTENSION_NOT_PRESENT,
-                          f"instance extension(s) {', '.join(unknown)} not offered; jitcoop offers "
-                          f"{', '.join(extensions.INSTANCE)}")
+            self._fail(vk.lib.VK_ERROR_EXTENSION_NOT_PRESENT,
+                       f"instance extension(s) {', '.join(unknown)} not offered; jitcoop offers "
+                       f"{', '.join(extensions.INSTANCE)}")
         try:
             cfg = config.load()
         except config.ConfigError as e:
-            raise VkError(vk.lib.VK_ERROR_INITIALIZATION_FAILED, str(e)) from None
+            self._fail(vk.lib.VK_ERROR_INITIALIZATION_FAILED, str(e))
         self.config = cfg
         self.physical_devices = [PhysicalDevice(self, name, sg).register() for name, sg in cfg.profiles]
+
+    def _fail(self, result, message):
+        """vkCreateInstance fails: the messengers chained to its create info hear why."""
+        debug.report_error(self, f"vkCreateInstance: {message}")
+        raise VkError(result)
 
     def device_extensions(self) -> set:
         return {e for pd in self.physical_devices for e in pd.extensions}

@@ -1,0 +1,451 @@
+"""jitcoop's Vulkan driver (jitcoop/icd) through the real Vulkan loader.
+
+C programs built here (tests/icd/*.c and the project's tools/vkrun) run on the driver with the
+Khronos validation layer enabled. References:
+- the device profiles (jitcoop.devices and the H100 / lavapipe recordings) for what vulkaninfo
+  and the property queries report;
+- the same dispatch through jitcoop's Python API (the same bytes in, the same spec constant
+  bytes, the same kernel) for every shader run through Vulkan: the bytes must be equal;
+- numpy from each shader's definition (integer-valued halves keep every float result exact,
+  so those checks are exact too), or values worked out by hand in the C programs.
+
+Needs a C compiler and the Vulkan loader (Debian: libvulkan1, libvulkan-dev, vulkan-tools,
+vulkan-validationlayers; .ci/run installs them); without the loader the tests are skipped.
+
+Bookworm's validation layer (1.3.239) predates the cooperative matrix and vector extensions. It
+says so: "unknown VkStructureType" for their structures, "Unhandled OpCapability", a SPIR-V
+extension "not supported", spirv-val's "Invalid capability operand". Those messages, for exactly
+those extensions, are the only ones a check accepts; any other validation message fails it. A
+newer layer knows the extensions and prints none of them.
+"""
+import ctypes.util
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jitcoop
+from jitcoop import devices
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent / "icd"
+SHADERS = HERE / "shaders"
+CORE = Path(__file__).resolve().parent / "shaders" / "core"
+TIMEOUT = 600
+
+pytestmark = pytest.mark.skipif(ctypes.util.find_library("vulkan") is None or shutil.which("cc") is None,
+                                reason="needs the Vulkan loader (libvulkan1, libvulkan-dev) and a C compiler")
+
+
+# -- building and running -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def manifest():
+    from jitcoop import icd
+    return icd.manifest_path()
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory, manifest):
+    out = tmp_path_factory.mktemp("icd_programs")
+    inc = str(ROOT / "jitcoop" / "icd" / "include")
+    cc = os.environ.get("CC", "cc")
+    for name in ("devinfo", "api", "coopvec", "invalid"):
+        subprocess.run([cc, "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers",
+                        f"-I{inc}", str(HERE / f"{name}.c"), "-o", str(out / name), "-lvulkan"],
+                       check=True, capture_output=True, text=True)
+    subprocess.run(["sh", str(ROOT / "tools" / "vkrun" / "build.sh"), str(out)], check=True,
+                   capture_output=True, text=True, env={**os.environ, "VULKAN_INCLUDE": inc})
+    return out
+
+
+def vk_env(manifest, profiles="nvidia", validation=True):
+    """The environment of a program run on the driver alone (no other driver, no implicit layer
+    choosing devices), with the validation layer or without."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_INSTANCE_LAYERS", "VK_LAYER_DISABLES")}
+    env.update(VK_DRIVER_FILES=str(manifest), JITCOOP_ICD_PROFILES=profiles, NODEVICE_SELECT="1")
+    if validation:
+        env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
+    return env
+
+
+def run(cmd, env, check_rc=True):
+    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if check_rc and p.returncode != 0:
+        raise AssertionError(f"{cmd[0]} exited with {p.returncode}\n{p.stdout[-6000:]}\n{p.stderr[-6000:]}")
+    return p
+
+
+# -- the validation layer ---------------------------------------------------------------------------
+
+# Extensions newer than bookworm's layer: their registry numbers (sType = 1000000000 + 1000 (n - 1)
+# + k), Vulkan and SPIR-V names.
+NEWER_THAN_LAYER = {142, 173, 492, 507, 565, 568, 594, 636, 690}
+NEWER_VK = {"VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2", "VK_NV_cooperative_vector",
+            "VK_KHR_shader_bfloat16", "VK_EXT_shader_float8", "VK_EXT_shader_replicated_composites",
+            "VK_QCOM_cooperative_matrix_conversion", "VK_NV_cooperative_matrix_decode_vector",
+            "VK_EXT_shader_long_vector"}
+NEWER_SPV = {"SPV_KHR_cooperative_matrix", "SPV_NV_cooperative_matrix2", "SPV_NV_tensor_addressing",
+             "SPV_NV_cooperative_vector", "SPV_EXT_replicated_composites", "SPV_KHR_bfloat16", "SPV_EXT_float8",
+             "SPV_QCOM_cooperative_matrix_conversion", "SPV_NV_cooperative_matrix_decode_vector",
+             "SPV_EXT_long_vector"}
+
+
+def layer_does_not_know(line: str) -> bool:
+    """A validation message in which the layer says it does not know one of those extensions."""
+    m = re.search(r"unknown VkStructureType \((\d+)\)", line)
+    if m:
+        return (int(m.group(1)) - 1000000000) // 1000 + 1 in NEWER_THAN_LAYER
+    m = re.search(r"SPIR-V Extension \((\w+)\) was declared that is not supported", line)
+    if m:
+        return m.group(1) in NEWER_SPV
+    m = re.search(r"Device Extension (\w+) is not supported by this layer", line)
+    if m:
+        return m.group(1) in NEWER_VK
+    return "Unhandled OpCapability" in line or "SPIR-V module not valid: Invalid capability operand" in line
+
+
+def validation_problems(output: str) -> list:
+    return [ln for ln in output.splitlines()
+            if ("Validation Error" in ln or "Validation Warning" in ln) and not layer_does_not_know(ln)]
+
+
+def checks(output: str) -> dict:
+    """{name: detail} of a test program's "ok NAME detail" lines; a FAIL line fails the test."""
+    fails = [ln for ln in output.splitlines() if ln.startswith("FAIL")]
+    assert not fails, "\n".join(fails)
+    return {ln.split()[1]: ln for ln in output.splitlines() if ln.startswith("ok ")}
+
+
+# -- references --------------------------------------------------------------------------------------
+
+_devices = {}
+
+
+def python_dispatch(profile, spv, groups, bindings, push=None, spec=None):
+    """The same dispatch through jitcoop's Python API; bindings are modified in place."""
+    if profile not in _devices:
+        _devices[profile] = jitcoop.Device(profile)
+    k = _devices[profile].load(spv).kernel("main", spec=spec or {})
+    k.dispatch(groups, bindings, push=push)
+    return bindings
+
+
+def recorded(name):
+    return resources.files("jitcoop.devices").joinpath("data", name).read_text()
+
+
+# -- the manifest and the command line ----------------------------------------------------------------
+
+def test_jitcoop_icd_prints_the_manifest(manifest):
+    from jitcoop.cli import main
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["icd", "--path"]) == 0
+    path = Path(out.getvalue().strip())
+    assert path == manifest and path.is_file()
+    m = json.loads(path.read_text())
+    lib = (path.parent / m["ICD"]["library_path"]).resolve()
+    assert m["ICD"]["library_path"].startswith("./") and lib.is_file()
+    assert m["ICD"]["api_version"].startswith("1.3")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["icd"]) == 0
+    assert f"VK_DRIVER_FILES={path}" in out.getvalue() and "JITCOOP_ICD_PROFILES" in out.getvalue()
+
+
+# -- what the devices say --------------------------------------------------------------------------
+
+def test_vulkaninfo_lists_one_device_per_profile(manifest):
+    if shutil.which("vulkaninfo") is None:
+        pytest.skip("vulkaninfo (vulkan-tools) is not installed")
+    p = run(["vulkaninfo"], vk_env(manifest, "nvidia,lavapipe"))
+    assert validation_problems(p.stdout + p.stderr) == []
+    names = set(re.findall(r"^\s*deviceName\s*= (.*)$", p.stdout, re.M))
+    h100 = re.search(r"^device: (.*?)\s+vendor (0x[0-9a-f]+) device (0x[0-9a-f]+)", recorded("props-h100.txt"), re.M)
+    lvp = re.search(r"^device: (.*?)\s+vendor (0x[0-9a-f]+)", recorded("props-lavapipe-26.1.txt"), re.M)
+    assert len(names) == 2 and any(h100.group(1) in n for n in names) and any(lvp.group(1) in n for n in names)
+    sections = p.stdout.split("VkPhysicalDeviceProperties:")[1:]
+    assert len(sections) == 2
+    if h100.group(1) not in sections[0].split("deviceName", 1)[1].splitlines()[0]:
+        sections.reverse()               # the loader orders physical devices as it likes
+    for text, prof, rec in ((sections[0], "nvidia", "props-h100.txt"), (sections[1], "lavapipe", "props-lavapipe-26.1.txt")):
+        profile = devices.profile(prof)
+        sg = re.search(r"^\s*subgroupSize\s*= (\d+)", text, re.M)
+        assert int(sg.group(1)) == profile.subgroup_size
+        assert int(re.search(r"maxComputeWorkGroupInvocations\s*= (\d+)", text).group(1)) == \
+            profile.max_workgroup_invocations
+        shared = re.search(r"maxComputeSharedMemorySize (\d+)", recorded(rec)).group(1)
+        assert re.search(rf"maxComputeSharedMemorySize\s*= {shared}\b", text)
+        exts = set(re.findall(r"^\s*(VK_\w+)\s*: extension revision", text, re.M))
+        # every cooperative extension the recorded driver has, but NV_cooperative_matrix (v1),
+        # which jitcoop does not implement
+        want = set(re.findall(r"^  (VK_\w+) rev", recorded(rec), re.M)) - {"VK_NV_cooperative_matrix"}
+        assert want <= exts, want - exts
+    nv = sections[0]
+    assert re.search(r"vendorID\s*= " + h100.group(2), nv) and re.search(r"deviceID\s*= " + h100.group(3), nv)
+    assert "VK_NV_cooperative_vector" not in sections[1]
+
+
+COMPONENT = {0: "f16", 1: "f32", 2: "f64", 3: "s8", 4: "s16", 5: "s32", 6: "s64", 7: "u8", 8: "u16", 9: "u32",
+             10: "u64", 1000141000: "bf16", 1000491000: "s8packed", 1000491001: "u8packed", 1000491002: "e4m3",
+             1000491003: "e5m2"}      # VkComponentTypeKHR (the spec's values)
+
+
+def _devinfo(output):
+    devs = {}
+    for ln in output.splitlines():
+        f = ln.split()
+        if len(f) >= 3 and f[0] == "device":
+            devs.setdefault(int(f[1]), []).append((f[2], f[3:]))
+    return devs
+
+
+def _facts(rows, key):
+    return [v for k, v in rows if k == key]
+
+
+def test_property_tables_match_the_profiles(programs, manifest):
+    p = run([programs / "devinfo"], vk_env(manifest, "nvidia,lavapipe,generic:16"))
+    assert validation_problems(p.stdout) == []
+    found = _devinfo(p.stdout)
+    assert len(found) == 3
+    # the loader orders physical devices as it likes (discrete GPUs first): find them by name
+    by_name = {" ".join(_facts(rows, "name")[0]): rows for rows in found.values()}
+    devs = {}
+    for d, key in ((0, "NVIDIA H100"), (1, "llvmpipe"), (2, "generic")):
+        devs[d] = next(rows for name, rows in by_name.items() if key in name)
+    for d, prof in ((0, "nvidia"), (1, "lavapipe")):
+        profile, rows = devices.profile(prof), devs[d]
+        coopmat = [(int(m), int(n), int(k), COMPONENT[int(a)], COMPONENT[int(b)], COMPONENT[int(c)],
+                    COMPONENT[int(r)], int(s), int(sc)) for m, n, k, a, b, c, r, s, sc in _facts(rows, "coopmat")]
+        assert coopmat == [(x.M, x.N, x.K, x.A, x.B, x.C, x.R, int(x.saturating), x.scope) for x in profile.coopmat]
+        flex = [(int(m), int(n), int(k), COMPONENT[int(a)], COMPONENT[int(b)], COMPONENT[int(c)],
+                 COMPONENT[int(r)], int(s), int(sc), int(w)) for m, n, k, a, b, c, r, s, sc, w in _facts(rows, "flexible")]
+        assert flex == [(x.M, x.N, x.K, x.A, x.B, x.C, x.R, int(x.saturating), x.scope, x.wg_invocations)
+                        for x in profile.flexible]
+        assert _facts(rows, "coopmatShort") == [["5", "1"]]          # VK_INCOMPLETE, one written
+        assert _facts(rows, "subgroupSize") == [[str(profile.subgroup_size)]]
+        assert _facts(rows, "minSubgroupSize") == [[str(min(profile.subgroup_sizes))]]
+    nv, lvp = devs[0], devs[1]
+    # coopmat2 features and limits, as recorded on the H100 and on lavapipe 26.1
+    rec = re.search(r"NV coopmat2 props: workgroupScopeMaxWorkgroupSize (\d+) flexibleDimensionsMaxDimension (\d+) "
+                    r"workgroupScopeReservedSharedMemory (\d+)", recorded("props-h100.txt")).groups()
+    assert _facts(nv, "coopmat2") == [list(rec)]
+    for rows, name in ((nv, "props-h100.txt"), (lvp, "props-lavapipe-26.1.txt")):
+        line = re.search(r"^NV coopmat2 features: (.*)$", recorded(name), re.M).group(1).split()
+        want = dict(zip(line[::2], line[1::2]))
+        feats = dict(v for k, v in rows if k == "feature")
+        got = {f[len("cooperativeMatrix"):]: v for f, v in feats.items()
+               if f.startswith("cooperativeMatrix") and f != "cooperativeMatrix"}
+        assert got == {"WorkgroupScope": want["workgroupScope"], "FlexibleDimensions": want["flexibleDimensions"],
+                       "Reductions": want["reductions"], "Conversions": want["conversions"],
+                       "PerElementOperations": want["perElementOps"], "TensorAddressing": want["tensorAddressing"],
+                       "BlockLoads": want["blockLoads"]}
+    # cooperative vectors: the H100's 16 combinations and limits; lavapipe has none
+    table = re.search(r"VkCooperativeVectorPropertiesNV: \d+ entries\n.*?\n((?:  .*\n)+)", recorded("props-h100.txt"))
+    want = [tuple(ln.split()) for ln in table.group(1).splitlines()]
+    got = [tuple(COMPONENT[int(x)] for x in r[:5]) + (r[5],) for r in _facts(nv, "coopvec")]
+    assert got == want
+    cv = re.search(r"NV coopvec features: .*props: stages \S+ trainingF16Acc (\d) trainingF32Acc (\d) maxComponents (\d+)",
+                   recorded("props-h100.txt")).groups()
+    assert _facts(nv, "coopvecProps") == [["32", *cv]]
+    assert not _facts(lvp, "coopvec") and ["VK_NV_cooperative_vector", "4"] not in _facts(lvp, "extension")
+    # a profile with a chosen subgroup size; every table holds the combinations the spec requires
+    gen = devs[2]
+    assert _facts(gen, "subgroupSize") == [["16"]] and _facts(gen, "minSubgroupSize") == [["4"]]
+    rows = {tuple(COMPONENT[int(x)] for x in r[3:7]) for r in _facts(gen, "coopmat")}
+    assert {("f16", "f16", "f16", "f16"), ("f16", "f16", "f32", "f32"), ("u8", "u8", "u32", "u32"),
+            ("s8", "s8", "s32", "s32")} <= rows
+    assert all(int(v) & (int(v) - 1) == 0 for r in _facts(gen, "coopmat") for v in r[:3])
+    req = {("f16", "f16", "f16", "f16", "f16"), ("u32", "s8packed", "s8", "s32", "s32"), ("s8", "s8", "s8", "s32", "s32"),
+           ("f32", "s8", "s8", "s32", "s32"), ("f16", "e4m3", "e4m3", "f16", "f16"), ("f16", "e5m2", "e5m2", "f16", "f16")}
+    assert req <= {tuple(COMPONENT[int(x)] for x in r[:5]) for r in _facts(gen, "coopvec")}
+    assert len({tuple(_facts(devs[d], "cacheUUID")[0]) for d in devs}) == 3
+
+
+def test_unknown_profile_fails_vkcreateinstance(programs, manifest):
+    p = run([programs / "devinfo"], vk_env(manifest, "nvidia,h200", validation=False), check_rc=False)
+    assert p.returncode == 2
+    assert "vkCreateInstance" in p.stdout and "unknown device profile 'h200'" in p.stdout + p.stderr
+
+
+# -- the same bytes as the Python API ------------------------------------------------------------------
+
+def _halves(rng, shape, lo=-4, hi=4):
+    """float16 values that are small integers: every product and sum below stays exact."""
+    return rng.integers(lo, hi + 1, shape).astype(np.float16)
+
+
+def _vkrun(programs, manifest, profile, cases, tmp_path):
+    """Run vkrun on cases [(name, spv, groups, [(binding, size, input array or None, is output)], push)];
+    returns {name: {binding: bytes}} of the outputs."""
+    lines = []
+    for name, spv, groups, binds, push in cases:
+        lines += [f"case {name}", f"spv {spv}", "groups " + " ".join(map(str, groups))]
+        if push is not None:
+            (tmp_path / f"{name}.push").write_bytes(push)
+            lines.append(f"push {name}.push")
+        for b, size, arr, out in binds:
+            src = "-"
+            if arr is not None:
+                src = f"{name}_{b}.in"
+                arr.tofile(tmp_path / src)
+            lines.append(f"bind {b} {size} {src} {f'{name}_{b}.out' if out else '-'}")
+    (tmp_path / "cases.txt").write_text("\n".join(lines) + "\n")
+    p = run([programs / "vkrun", "-t", TIMEOUT, "-o", tmp_path, tmp_path / "cases.txt"], vk_env(manifest, profile))
+    assert validation_problems(p.stdout + p.stderr) == [], p.stdout[-4000:]
+    for name, *_ in cases:
+        assert re.search(rf"^case {name}: ok", p.stdout, re.M), p.stdout[-4000:]
+    return {name: {b: (tmp_path / f"{name}_{b}.out").read_bytes() for b, _, _, out in binds if out}
+            for name, _, _, binds, _ in cases}
+
+
+def test_shader_families_give_the_python_api_bytes(programs, manifest, tmp_path):
+    """Core, VK_KHR_cooperative_matrix, coopmat2 tensor addressing and cooperative vectors on the
+    nvidia profile: vkrun's results are the Python API's bytes, and numpy's."""
+    rng = np.random.default_rng(19)
+    n = 1000
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    saxpy_push = struct.pack("<fI", 1.75, n)
+    a, b = _halves(rng, (2, 16, 16)), _halves(rng, (2, 16, 16))
+    c = rng.integers(-50, 50, (2, 16, 16)).astype(np.float32)
+    R, C, r0, c0 = 20, 24, 10, 12
+    t = _halves(rng, (R, C), -100, 100)
+    tensor_push = struct.pack("<4I", R, C, r0, c0)
+    vin = (_halves(rng, (32, 8), -8, 8) / 4).astype(np.float16)
+    mat = (_halves(rng, (8, 8), -8, 8) / 4).astype(np.float16)
+    bias = (_halves(rng, 8, -8, 8) / 4).astype(np.float16)
+    matbuf = np.concatenate([mat.view(np.uint8).reshape(-1), bias.view(np.uint8)])
+    # the Python API first: the driver then finds the same kernels in jitcoop's disk cache
+    ref_saxpy = python_dispatch("nvidia", CORE / "saxpy.spv", (4, 1, 1), {0: x.copy(), 1: y.copy()}, saxpy_push)
+    ref_coopmat = python_dispatch("nvidia", SHADERS / "coopmat.spv", (2, 1, 1),
+                                  {0: a, 1: b, 2: c, 3: np.zeros_like(c)})
+    ref_tensor = python_dispatch("nvidia", SHADERS / "tensor.spv", (1, 1, 1),
+                                 {0: t, 1: np.zeros((16, 16), np.float16)}, tensor_push)
+    ref_coopvec = python_dispatch("nvidia", SHADERS / "coopvec.spv", (1, 1, 1),
+                                  {0: vin, 1: matbuf, 2: np.zeros_like(vin)})
+    out = _vkrun(programs, manifest, "nvidia", [
+        ("saxpy", CORE / "saxpy.spv", (4, 1, 1), [(0, 0, x, False), (1, 0, y, True)], saxpy_push),
+        ("coopmat", SHADERS / "coopmat.spv", (2, 1, 1),
+         [(0, 0, a, False), (1, 0, b, False), (2, 0, c, False), (3, c.nbytes, None, True)], None),
+        ("tensor", SHADERS / "tensor.spv", (1, 1, 1), [(0, 0, t, False), (1, 512, None, True)], tensor_push),
+        ("coopvec", SHADERS / "coopvec.spv", (1, 1, 1),
+         [(0, 0, vin, False), (1, 0, matbuf, False), (2, vin.nbytes, None, True)], None),
+    ], tmp_path)
+
+    assert out["saxpy"][1] == ref_saxpy[1].tobytes()
+    np.testing.assert_allclose(np.frombuffer(out["saxpy"][1], np.float32), np.float32(1.75) * x + y, rtol=1e-6)
+
+    assert out["coopmat"][3] == ref_coopmat[3].tobytes()
+    want = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+    assert np.array_equal(np.frombuffer(out["coopmat"][3], np.float32).reshape(2, 16, 16), want)
+
+    assert out["tensor"][1] == ref_tensor[1].tobytes()
+    want = np.zeros((16, 16), np.float16)
+    want[:R - r0, :C - c0] = t[r0:, c0:]                  # Constant clamp: 0 outside the tensor
+    assert np.array_equal(np.frombuffer(out["tensor"][1], np.float16).reshape(16, 16), want)
+
+    assert out["coopvec"][2] == ref_coopvec[2].tobytes()
+    want = (vin.astype(np.float64) @ mat.astype(np.float64).T + bias).astype(np.float16)
+    assert np.array_equal(np.frombuffer(out["coopvec"][2], np.float16).reshape(32, 8), want)
+
+
+def test_qcom_conversion_gives_the_python_api_bytes(programs, manifest, tmp_path):
+    """VK_QCOM_cooperative_matrix_conversion on the qualcomm profile (subgroup size 64)."""
+    rng = np.random.default_rng(20)
+    rows = rng.standard_normal((64, 16)).astype(np.float16)
+    ref = python_dispatch("qualcomm", SHADERS / "qcom.spv", (1, 1, 1),
+                          {0: rows, 1: np.zeros_like(rows), 2: np.zeros_like(rows)})
+    out = _vkrun(programs, manifest, "qualcomm", [
+        ("qcom", SHADERS / "qcom.spv", (1, 1, 1), [(0, 0, rows, False), (1, rows.nbytes, None, True),
+                                                   (2, rows.nbytes, None, True)], None)], tmp_path)
+    assert out["qcom"][1] == ref[1].tobytes() and out["qcom"][2] == ref[2].tobytes()
+    # invocation i's array is row i of the matrix, and comes back unchanged
+    assert out["qcom"][1] == rows.tobytes() and out["qcom"][2] == rows.tobytes()
+
+
+# -- the API surface ---------------------------------------------------------------------------------
+
+def test_compute_api(programs, manifest, tmp_path):
+    """api.c: descriptor sets, dynamic offsets, push descriptors and templates, spec constants,
+    copies, dispatch base and indirect, buffer device addresses, fences, timeline and binary
+    semaphores, events, timestamps, secondary command buffers, pipeline caches, 300 pipelines,
+    a shader jitcoop cannot run and a lost device."""
+    p = run([programs / "api", SHADERS, tmp_path], vk_env(manifest))
+    assert validation_problems(p.stdout) == []
+    ok = checks(p.stdout)
+    assert set(ok) >= {"plumbing_dispatch", "push_descriptors_and_template", "copies", "dispatch_base",
+                       "dispatch_indirect", "buffer_device_address", "fences", "timeline_semaphore",
+                       "binary_semaphore", "events", "timestamps", "timestamps_reset", "secondary_command_buffer",
+                       "pipeline_cache", "many_pipelines", "unsupported_shader", "device_lost", "device_lost_stays"}
+    # the driver's own errors reached the messenger: the instruction it cannot run, the lost device
+    assert re.search(r"debug error: .*%17 OpExtInst at byte 572: .*MatrixInverse", p.stdout)
+    assert re.search(r"debug error: device lost: vkCmdDispatch .*OpStore at byte \d+ workgroup \(0, 0, 0\) lane 0: "
+                     r"out-of-bounds access", p.stdout)
+
+    f32 = lambda name: np.fromfile(tmp_path / name, np.float32)       # noqa: E731
+    x, y0, u = f32("plumbing_x.bin"), f32("plumbing_y0.bin"), np.fromfile(tmp_path / "plumbing_u.bin", np.uint8)
+    y = y0.copy()
+    python_dispatch("nvidia", SHADERS / "plumbing.spv", ((1000 + 63) // 64, 1, 1),
+                    {(0, 0): x, (0, 1): y, (1, 0): u[256:272]}, struct.pack("<If", 1000, 1.5),
+                    spec={0: struct.pack("<f", 0.5), 1: struct.pack("<I", 64)})
+    got = f32("plumbing_y.bin")
+    assert got.tobytes() == y.tobytes()
+    want = np.float32(0.5) * (np.float32(5.0) * x + np.float32(1.5)) + y0
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+    for name, base, groups in (("ids_base.bin", (1, 2, 0), (2, 1, 1)), ("ids_indirect.bin", (0, 0, 0), (3, 2, 1))):
+        got = np.fromfile(tmp_path / name, np.uint32).reshape(8, 16, 4)
+        want = np.zeros((8, 16, 4), np.uint32)
+        for wz in range(groups[2]):
+            for wy in range(groups[1]):
+                for wx in range(groups[0]):
+                    w = (base[0] + wx, base[1] + wy, base[2] + wz)
+                    for ly in range(2):
+                        for lx in range(4):
+                            gx, gy = w[0] * 4 + lx, w[1] * 2 + ly
+                            want[gy, gx] = (*w, gx + 1000 * gy)
+        assert np.array_equal(got, want), name
+
+
+def test_cooperative_vector_matrix_conversion(programs, manifest, tmp_path):
+    """vkConvertCooperativeVectorMatrixNV (host and command buffer) against
+    jitcoop.convert_coopvec_matrix, and a dispatch on the converted matrix against the Python API
+    and numpy."""
+    p = run([programs / "coopvec", SHADERS, tmp_path], vk_env(manifest))
+    assert validation_problems(p.stdout) == []
+    assert {"coopvec_convert", "coopvec_device_convert", "coopvec_dispatch"} <= set(checks(p.stdout))
+    src = np.fromfile(tmp_path / "coopvec_src.bin", np.float32).reshape(8, 8)
+    matbuf = np.fromfile(tmp_path / "coopvec_matrix.bin", np.uint8)
+    want = jitcoop.convert_coopvec_matrix(src, 8, 8, "f32", "f16", "row_major", "inferencing_optimal",
+                                          src_stride=32, profile="nvidia")
+    assert matbuf[:512].tobytes() == want.tobytes()
+    x = np.fromfile(tmp_path / "coopvec_x.bin", np.float16).reshape(32, 8)
+    r = np.zeros_like(x)
+    python_dispatch("nvidia", SHADERS / "coopvec_optimal.spv", (1, 1, 1), {0: x, 1: matbuf, 2: r})
+    got = np.fromfile(tmp_path / "coopvec_r.bin", np.float16).reshape(32, 8)
+    assert got.tobytes() == r.tobytes()
+    bias = matbuf[512:528].view(np.float16)
+    m16 = src.astype(np.float16).astype(np.float64)
+    assert np.array_equal(got, (x.astype(np.float64) @ m16.T + bias).astype(np.float16))
+
+
+def test_invalid_arguments_return_errors(programs, manifest):
+    """invalid.c, without the validation layer: errors and messages, never a crash."""
+    p = run([programs / "invalid"], vk_env(manifest, validation=False))
+    assert set(checks(p.stdout)) == {"unknown_extension", "unsupported_feature", "too_many_queues",
+                                     "huge_allocation", "map_device_local", "bogus_buffer_handle",
+                                     "destroy_bogus_handle", "buffer_larger_than_memory", "short_spirv",
+                                     "pool_exhausted", "image_descriptor", "images_unsupported", "occlusion_queries"}
+    assert "internal error" not in p.stdout + p.stderr

@@ -106,7 +106,7 @@ def test_style(benchmark, report, peer, style, profile, numerics):
     lvp = _lavapipe_time(style, peer)
     res = dict(scope=style.scope, gflops=p.flop / t_jc / 1e9, numpy_gflops=p.flop / t_np / 1e9,
                ratio_to_numpy=t_np / t_jc, threads=threads, speedup_over_one_thread=t_one / t_jc,
-               compile_seconds=k.compile_seconds, cache_hit=k.cache_hit)
+               compile_seconds=k.compile_seconds, cache_hit=k.cache_hit, load_average=os.getloadavg()[0])
     if isinstance(lvp, float):
         res.update(lavapipe_gflops=p.flop / lvp / 1e9, ratio_to_lavapipe=lvp / t_jc)
     benchmark.extra_info.update(res)
@@ -115,7 +115,7 @@ def test_style(benchmark, report, peer, style, profile, numerics):
                  if isinstance(lvp, float) else "")
     report(f"{style.name} ({style.scope}, {profile}, numerics={numerics}) {SIZE}^3: {res['gflops']:.2f} GFLOP/s, "
            f"{p.peer_what} {res['numpy_gflops']:.1f} GFLOP/s: {res['ratio_to_numpy']:.1%}; {threads} threads "
-           f"{res['speedup_over_one_thread']:.2f}x one{peer_line}")
+           f"{res['speedup_over_one_thread']:.2f}x one{peer_line} (load average {res['load_average']:.1f})")
 
 
 def summary(peer):

@@ -2,9 +2,11 @@
 benchmarks/shaders/corpus/) on the generic and nvidia profiles with exact and float32 numerics,
 at M = N = K = 1024 (JITCOOP_BENCH_SIZE=256 for a quick run; a multiple of 128). Each benchmark
 first checks its result against numpy's float64 reference (tolerances in corpus.py), then times:
-- jitcoop's dispatch on all cores (best of rounds) as GFLOP/s, and numpy doing the same work in
-  float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed);
-- the dispatch on one thread (`threads=1`): speed-up of all cores over one;
+- jitcoop's dispatch on all cores (best of 3 to 10 rounds) as GFLOP/s, and numpy doing the same
+  work in float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed);
+- the dispatch on one thread (`threads=1`): speed-up of all cores over one; both the numpy and
+  the one-thread runs interleaved with jitcoop's rounds, so each side's best comes from the
+  same stretch of a shared machine's load;
 - where Mesa lavapipe is present (benchmarks/lavapipe.py: JITCOOP_LAVAPIPE, default
   ~/.cache/lavapipe26) the same SPIR-V on lavapipe through tools/vkrun, right after jitcoop in
   the same test (best of 10 dispatches after a first one), for the KHR subgroup-scope shaders it
@@ -95,14 +97,21 @@ def test_style(benchmark, report, peer, style, profile, numerics):
     first = time.perf_counter() - t
     p.check()
     rounds = _rounds(first)
-    benchmark.pedantic(run, rounds=rounds, iterations=1, warmup_rounds=0)
-    t_jc = benchmark.stats.stats.min
-    # numpy's runs are short: as many as fill a second (the best of few short runs on a shared
-    # machine often has none in a quiet moment); its first call starts BLAS threads: untimed
+    # The peers' runs and the one-thread runs are interleaved with jitcoop's timed rounds (in
+    # pedantic's untimed setup), so that on a shared machine every side gets its best from the
+    # same stretch of load. numpy's runs are short: several a round. Its first call starts the
+    # BLAS threads: untimed.
     p.peer()
-    t_np = best_of(p.peer, 1)
-    t_np = min(t_np, best_of(p.peer, max(rounds, min(100, math.ceil(1.0 / t_np)))))
-    t_one = best_of(lambda: run(1), max(2, rounds // 3))
+    per_round = max(1, min(20, math.ceil(0.1 / best_of(p.peer, 1))))
+    t_np, t_one = [], []
+
+    def between():
+        t_np.append(best_of(p.peer, per_round))
+        if len(t_np) % 3 == 1:
+            t_one.append(best_of(lambda: run(1), 1))
+
+    benchmark.pedantic(run, setup=between, rounds=rounds, iterations=1, warmup_rounds=0)
+    t_jc, t_np, t_one = benchmark.stats.stats.min, min(t_np), min(t_one)
     lvp = _lavapipe_time(style, peer)
     res = dict(scope=style.scope, gflops=p.flop / t_jc / 1e9, numpy_gflops=p.flop / t_np / 1e9,
                ratio_to_numpy=t_np / t_jc, threads=threads, speedup_over_one_thread=t_one / t_jc,

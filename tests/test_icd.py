@@ -532,3 +532,19 @@ def test_cpp_example(manifest, tmp_path):
     p = run([tmp_path / "tile_gemm", ex / "tile_gemm.spv", 70, 50, 40], vk_env(manifest))
     assert validation_problems(p.stdout + p.stderr) == []
     assert "largest difference from the CPU product 0\nOK" in p.stdout
+
+
+def test_spinning_shader_times_out(programs, manifest, tmp_path):
+    """JITCOOP_ICD_TIMEOUT cancels a dispatch that never ends: the device is lost and the error
+    (no messenger in vkrun) goes to stderr; the application does not hang."""
+    spv = SHADERS / "spin.spv"
+    (tmp_path / "push").write_bytes(struct.pack("<I", 0))
+    (tmp_path / "cases.txt").write_text(f"case spin\nspv {spv}\npush push\nbind 0 16 - -\n")
+    # no validation layer: vkrun frees the lost case's descriptor pool, which the layer (rightly)
+    # calls a use of a busy object
+    env = vk_env(manifest, validation=False)
+    env["JITCOOP_ICD_TIMEOUT"] = "2"
+    p = run([programs / "vkrun", "-t", TIMEOUT, tmp_path / "cases.txt"], env, check_rc=False)
+    assert p.returncode == 2 and "case spin: FAILED vkWaitForFences: VK_ERROR_DEVICE_LOST" in p.stdout
+    assert re.search(r"jitcoop Vulkan driver: error: device lost: vkCmdDispatch .*ran longer than its timeout of "
+                     r"2\.0 s", p.stderr), p.stderr

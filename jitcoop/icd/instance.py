@@ -13,7 +13,6 @@ class PhysicalDevice(vk.Object):
     def __init__(self, instance, profile_name: str, subgroup_size):
         self.instance = instance
         self.profile = devices.profile(profile_name, subgroup_size)
-        self.explicit_subgroup_size = subgroup_size
         self.extensions = properties.device_extensions(self.profile)
         self.features = properties.features(self.profile)
         self.properties = properties.properties(self.profile)
@@ -27,8 +26,6 @@ class Instance(vk.Object):
     dispatchable = True
 
     def __init__(self, info):
-        app = info.pApplicationInfo
-        self.api_version = app.apiVersion if app != vk.ffi.NULL and app.apiVersion else properties.API_VERSION
         self.extensions = set(vk.strings(info.enabledExtensionCount, info.ppEnabledExtensionNames))
         self.messengers = debug.messengers_of(info, self)
         unknown = sorted(self.extensions - set(extensions.INSTANCE))

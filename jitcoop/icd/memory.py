@@ -50,6 +50,9 @@ class DeviceMemory(vk.Object):
         if flags is not None and flags.flags & ALLOCATE_DEVICE_ADDRESS:
             self.address()
 
+    def has_address(self) -> bool:
+        return self._in_address_space is not None
+
     def address(self) -> int:
         """The device address of the memory's first byte."""
         if self._in_address_space is None:
@@ -88,7 +91,7 @@ class Buffer(vk.Object):
 def memory_at(device: Device, address: int, size: int, what: str) -> np.ndarray:
     """The bytes [address, address + size) of one of the device's memory objects."""
     for m in vk.owned_by(device):
-        if isinstance(m, DeviceMemory) and m._in_address_space is not None:
+        if isinstance(m, DeviceMemory) and m.has_address():
             start = address - m.address()
             if 0 <= start and start + size <= m.size:
                 return m.array[start:start + size]

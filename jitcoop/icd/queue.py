@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections import deque
 
 from . import vk
+from .debug import report_error
 from .device import Device
 from .vk import VkError, command
 
@@ -134,12 +136,9 @@ class Queue(vk.Object):
                             fence.signaled = True
             except DeviceLost as e:
                 if e.args[0] is not None:
-                    from .debug import report_error
                     report_error(dev, f"device lost: {e.args[0]}")
                     dev.lose(e.args[0])
             except Exception as e:                 # an internal error: the device cannot go on
-                import traceback
-                from .debug import report_error
                 report_error(dev, f"device lost: internal error in jitcoop's Vulkan driver: {e}",
                              traceback.format_exc())
                 dev.lose(str(e))

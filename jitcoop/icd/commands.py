@@ -22,16 +22,14 @@ from .device import Device
 from .memory import WHOLE_SIZE, Buffer
 from .pipelines import Pipeline, PipelineError, PipelineLayout
 from .properties import MAX_PUSH_CONSTANTS
-from .queue import DeviceLost, Event, set_event, wait
+from .queue import UINT64_MAX, DeviceLost, Event, set_event, wait
 from .vk import VkError, command
-
-UINT64_MAX = (1 << 64) - 1
 
 
 class CommandPool(vk.Object):
     kind = "VkCommandPool"
 
-    def __init__(self, device, info):
+    def __init__(self, device):
         self.device = device
         self.buffers = set()
 
@@ -69,9 +67,10 @@ class State:
         self.push = bytearray(MAX_PUSH_CONSTANTS)
 
 
-def execute(cb: CommandBuffer, queue, state: State | None = None):
-    """Run a command buffer's commands on the queue's worker thread."""
-    state = state or State(queue)
+def execute(cb: CommandBuffer, queue):
+    """Run a command buffer's commands on the queue's worker thread (a fresh state: a command
+    buffer inherits nothing)."""
+    state = State(queue)
     for i, (name, fn, args) in enumerate(cb.ops):
         try:
             fn(state, *args)
@@ -91,7 +90,7 @@ def _cb(handle) -> CommandBuffer:
 
 @command
 def vkCreateCommandPool(device, info, allocator, p_pool):
-    p_pool[0] = CommandPool(vk.get(device, Device), info).register().handle
+    p_pool[0] = CommandPool(vk.get(device, Device)).register().handle
 
 
 @command
@@ -150,7 +149,7 @@ def vkCmdExecuteCommands(cmd, count, buffers):
     secondaries = [vk.get(buffers[i], CommandBuffer) for i in range(count)]
 
     def run(state):
-        for sb in secondaries:              # a secondary command buffer inherits no state
+        for sb in secondaries:
             execute(sb, state.queue)
     _cb(cmd).record("vkCmdExecuteCommands", run)
 

@@ -118,7 +118,7 @@ def _negotiate(p_version):
 # -- proc addresses --------------------------------------------------------------------------------
 
 _GLOBAL = ("vkCreateInstance", "vkEnumerateInstanceVersion", "vkEnumerateInstanceExtensionProperties",
-           "vkEnumerateInstanceLayerProperties")
+           "vkEnumerateInstanceLayerProperties", "vkGetInstanceProcAddr")
 _ICD = {"vk_icdNegotiateLoaderICDInterfaceVersion": "jc_icd_negotiate",
         "vk_icdGetPhysicalDeviceProcAddr": "jc_icd_get_physical_device_proc_addr",
         "vk_icdGetInstanceProcAddr": "jc_icd_get_instance_proc_addr"}

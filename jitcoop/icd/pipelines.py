@@ -60,7 +60,8 @@ class Pipeline(vk.Object):
     def __init__(self, device: Device, info):
         self.device = device
         stage = info.stage
-        self.layout = vk.get(info.layout, PipelineLayout, "VkComputePipelineCreateInfo::layout")
+        # the layout is only checked: the shader's own declarations place bindings and push constants
+        vk.get(info.layout, PipelineLayout, "VkComputePipelineCreateInfo::layout")
         self.entry = vk.string(stage.pName)
         if stage.module != vk.ffi.NULL:
             sm = vk.get(stage.module, ShaderModule)
@@ -74,7 +75,7 @@ class Pipeline(vk.Object):
         rs = vk.find(stage, vk.lib.VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
                      "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo")
         self.subgroup_size = rs.requiredSubgroupSize if rs is not None else device.physical.profile.subgroup_size
-        self.code, self.code_key = code, key
+        self.code = code
         self.module = _module(device, code, key, self.subgroup_size)
         if self.entry not in self.module.entry_points:
             raise VkError(vk.lib.VK_ERROR_UNKNOWN,
@@ -104,7 +105,6 @@ class Pipeline(vk.Object):
         if isinstance(k, PipelineError):
             raise k
         return k
-
 
     def kernel_with_base(self, base) -> jitcoop.Kernel:
         """The kernel for vkCmdDispatchBase: the module rewritten so workgroup ids start at base."""
@@ -199,19 +199,21 @@ def vkCreateComputePipelines(device, cache, count, infos, allocator, p_pipelines
         p_pipelines[i] = vk.ffi.NULL
     for i in range(count):
         try:
-            p = Pipeline(dev, infos[i])
-            if dev.config.eager:
-                p.kernel()
-        except PipelineError as e:
-            report_error(dev, f"vkCreateComputePipelines: {e}")
-            result = vk.lib.VK_ERROR_UNKNOWN
-            continue
+            p = Pipeline(dev, infos[i]).register()
         except VkError as e:
             if e.message:
                 report_error(dev, f"vkCreateComputePipelines (pipeline {i}): {e.message}")
             result = e.result
             continue
-        p_pipelines[i] = p.register().handle
+        if dev.config.eager:
+            try:
+                p.kernel()
+            except PipelineError as e:
+                report_error(dev, f"vkCreateComputePipelines (pipeline {i}): {e}")
+                p.release()
+                result = vk.lib.VK_ERROR_UNKNOWN
+                continue
+        p_pipelines[i] = p.handle
     return result
 
 

@@ -253,7 +253,8 @@ def dispatch(state, groups, base=(0, 0, 0)):
         raise DeviceLost(str(e)) from None
     cfg = state.device.config
     try:
-        k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout)
+        with state.device.dispatch_lock:
+            k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout)
     except jitcoop.JitcoopError as e:
         raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}), {groups[0]} x {groups[1]} x {groups[2]} "
                          f"workgroups: {type(e).__name__}: {e}") from None

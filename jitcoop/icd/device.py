@@ -38,6 +38,10 @@ class Device(vk.Object):
         self.module_facts: dict = {}      # code key -> Module.info()
         self.kernels: dict = {}           # specialization key -> jitcoop.Kernel
         self.compile_lock = threading.Lock()
+        # jitcoop.Kernel.dispatch is not re-entrant (it keeps the call's push constants on the
+        # kernel), and pipelines share kernels: the device's queues dispatch one at a time
+        # (each dispatch uses every core anyway)
+        self.dispatch_lock = threading.Lock()
         from .queue import Queue
         self.queues = {}
         for i in range(info.queueCreateInfoCount):

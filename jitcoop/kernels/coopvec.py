@@ -33,51 +33,6 @@ from .scalar import in_ranges
 _opts = dict(cache=True, nogil=True, error_model="numpy")
 
 
-# -- BLAS threads ------------------------------------------------------------------------------------
-# The batched products call BLAS (numba's np.dot: scipy's OpenBLAS). OpenBLAS would start its own
-# threads for every small product, on top of jitcoop's worker threads: measured 10x slower. The
-# products run with one BLAS thread in the calling thread only (openblas_set_num_threads_local,
-# restored afterwards). The function is reached through a symbol registered at import, so cached
-# machine code stays valid in a new process; without scipy's OpenBLAS it is libc's abs (a no-op).
-
-def _register_blas_threads():
-    import ctypes
-    import glob
-    import os
-    import llvmlite.binding as llb
-    addr = None
-    try:
-        import scipy
-        import scipy.linalg.cython_blas  # noqa: F401  (loads the library numba's np.dot uses)
-        for path in sorted(glob.glob(os.path.join(os.path.dirname(scipy.__file__) + ".libs",
-                                                  "libscipy_openblas*.so*"))):
-            lib = ctypes.CDLL(path)
-            f = getattr(lib, "openblas_set_num_threads_local", None)
-            if f is not None:
-                addr = ctypes.cast(f, ctypes.c_void_p).value
-                break
-    except Exception:
-        addr = None
-    if addr is None:
-        libc = ctypes.CDLL(None)
-        addr = ctypes.cast(libc.abs, ctypes.c_void_p).value
-    llb.add_symbol("jitcoop_blas_threads_local", addr)
-
-
-_register_blas_threads()
-
-
-@intrinsic
-def blas_threads_local(typingctx, n):
-    """Set the BLAS thread count of the calling thread; returns the previous one."""
-    def codegen(context, builder, sig, args):
-        from numba.core import cgutils
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, [i32]),
-                                            "jitcoop_blas_threads_local")
-        return builder.call(fn, [context.cast(builder, args[0], sig.args[0], types.int32)])
-    return types.int32(n), codegen
-
 # Interpretations (SPIR-V Component Type, renumbered)
 I_F16, I_F32, I_F64, I_S8, I_S16, I_S32, I_S64, I_U8, I_U16, I_U32, I_U64, I_S8P, I_U8P, \
     I_E4M3, I_E5M2 = range(15)
@@ -526,27 +481,40 @@ def _group_int(Xf, Xi, R, A, ba, cfg, lanes, n):
             R[i, l] = acc                       # truncated to the result width by cv_put
 
 
+@njit(inline="always", **_opts)
+def _product(A, X, P, n):
+    """P = A @ X in float64 (X: K x n and P: M x n, row-major in flat arrays), each sum in K
+    order. Loops rather than np.dot and reshape: BLAS and numba's reshape are symbols of numba's
+    runtime that the kernel library (jitcoop.runtime.library) does not provide; the inner loop
+    runs along rows of X and P, which LLVM vectorizes."""
+    M, K = A.shape
+    for i in range(M):
+        for q in range(n):
+            P[i * n + q] = 0.0
+        for k in range(K):
+            a = A[i, k]
+            for q in range(n):
+                P[i * n + q] += a * X[k * n + q]
+
+
 @njit(**_opts)
 def _group_float(Xf, Xi, Rf, Ri, A, ba, cfg, lanes, n, work):
     M = cfg[C_M]
     K = cfg[C_K]
-    Xg = work[:K * n].reshape((K, n))
-    P = work[K * n:K * n + M * n].reshape((M, n))
+    Xg = work[:K * n]                            # K x n, row-major
+    P = work[K * n:K * n + M * n]                # M x n
     kind = cfg[C_IN_KIND]
     ii = cfg[C_IN_I]
     if kind == K_FLOAT and (ii == I_F32 or ii == I_F64 or (ii == I_F16 and cfg[C_IN_BITS] == 16)):
         for k in range(K):                       # already exact in the interpretation
             for q in range(n):
-                Xg[k, q] = Xf[k, lanes[q]]
+                Xg[k * n + q] = Xf[k, lanes[q]]
     else:
         for q in range(n):
             l = lanes[q]
             for k in range(K):
-                Xg[k, q] = in_f(Xf, Xi, k, l, kind, cfg[C_IN_BITS], ii, cfg[C_NVIDIA] != 0)
-    old = blas_threads_local(1)
-    np.dot(A, Xg, P)
-    if old > 1:
-        blas_threads_local(old)
+                Xg[k * n + q] = in_f(Xf, Xi, k, l, kind, cfg[C_IN_BITS], ii, cfg[C_NVIDIA] != 0)
+    _product(A, Xg, P, n)
     rk = cfg[C_RES_KIND]
     ri = cfg[C_RES_I]
     for i in range(M):
@@ -556,17 +524,17 @@ def _group_float(Xf, Xi, Rf, Ri, A, ba, cfg, lanes, n, work):
         # one rounding of the float64 sum to the result type (loops per case: tight and fast)
         if rk == K_FLOAT and ri == I_F16:
             for q in range(n):
-                Rf[i, lanes[q]] = round_f16_64(P[i, q] + b)
+                Rf[i, lanes[q]] = round_f16_64(P[i * n + q] + b)
         elif rk == K_FLOAT and ri == I_F32:
             for q in range(n):
-                Rf[i, lanes[q]] = np.float32(P[i, q] + b)
+                Rf[i, lanes[q]] = np.float32(P[i * n + q] + b)
         elif rk == K_FLOAT:
             for q in range(n):
-                Rf[i, lanes[q]] = P[i, q] + b
+                Rf[i, lanes[q]] = P[i * n + q] + b
         else:
             code = I_S32 if rk == K_SINT else I_U32
             for q in range(n):
-                Ri[i, lanes[q]] = f_to_int(P[i, q] + b, code)
+                Ri[i, lanes[q]] = f_to_int(P[i * n + q] + b, code)
 
 
 @njit(**_opts)

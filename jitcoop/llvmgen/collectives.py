@@ -375,8 +375,16 @@ done:
         return str(v)
 
     def _widen_helper(self, st: str, signed: bool) -> str:
+        """A loop copying n values of slot type st to their 64-bit form: integers to int64
+        (extended as `signed` says), float to double."""
         name = f"@jc.widen.{st}.{'s' if signed else 'u'}"
-        conv = f"{'sext' if signed else 'zext'} {st} %v to i64" if st != "i64" else "add i64 %v, 0"
+        wt = "double" if st in ("float", "double") else "i64"
+        if st == wt:
+            conv = f"bitcast {wt} %v to {wt}"
+        elif wt == "double":
+            conv = "fpext float %v to double"
+        else:
+            conv = f"{'sext' if signed else 'zext'} {st} %v to i64"
         self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n) {{
 entry:
   br label %loop
@@ -385,8 +393,8 @@ loop:
   %ps = getelementptr {st}, ptr %s, i64 %i
   %v = load {st}, ptr %ps
   %x = {conv}
-  %pd = getelementptr i64, ptr %d, i64 %i
-  store i64 %x, ptr %pd
+  %pd = getelementptr {wt}, ptr %d, i64 %i
+  store {wt} %x, ptr %pd
   %i1 = add i64 %i, 1
   %more = icmp ult i64 %i1, %n
   br i1 %more, label %loop, label %done
@@ -443,6 +451,23 @@ done:
         if ins.result in self.resident:
             return self.resident_arr(ins.result)
         return self.coll_block(ins.result)
+
+    def coll_block_64(self, vid) -> Arr:
+        """A vector or matrix operand's block [leaves, W] in 64-bit form, for library functions
+        written for float64 (float leaves) or int64 (integer leaves, extended as their
+        signedness says): the operand's own block when its leaves are 64-bit, else a widened
+        copy (one per call site)."""
+        blk = self.coll_block(vid)
+        s = self.leaf_types(self.value_type(vid))[0]
+        wide = "f64" if s.kind == "float" else "i64"
+        n = blk.shape[0] * self.W
+        if _DTYPE_LLVM[blk.dtype] == _DTYPE_LLVM[wide]:
+            return Arr(blk.ptr, wide, blk.shape)         # uint64 rows are int64 bits already
+        dst = self.work_array(f"o{len(self._work_names)}", _DTYPE_LLVM[wide], n)
+        signed = s.kind == "int" and s.signed
+        self.emit(f"call void {self._widen_helper(_DTYPE_LLVM[blk.dtype], signed)}(ptr {dst}, ptr {blk.ptr}, "
+                  f"i64 {n})")
+        return Arr(dst, wide, blk.shape)
 
     def for_instances(self, inv: int, wait: int, body):
         """Emit `body(base, q)` for every scope instance (inv lanes from base, index q) whose first

@@ -13,6 +13,7 @@ each with a strict xfail below while it is open.
 from __future__ import annotations
 
 import random
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -248,3 +249,24 @@ def test_debug_scope_original_against_numpy():
     bench = _bench("tests/shaders/metamorphic/debug_scope.spv")
     x = bench.dispatch.bindings[0]
     np.testing.assert_array_equal(bench.reference[1], (np.float32(2) * x + np.float32(1)).astype(np.float32))
+
+
+def _spec_dead_phi(spec, n):
+    k = jitcoop.Device().load(META / "spec_dead_phi.spv").kernel(spec=spec)
+    o = np.zeros(64, np.uint32)
+    k.dispatch(2, {0: o}, push=struct.pack("<I", n))
+    return o
+
+
+@pytest.mark.parametrize("g,n,add", [(1, 10, 2), (1, 14, 3)])
+def test_boolean_phi_where_the_branch_is_live(g, n, add):
+    """spec_dead_phi.comp with FLAGS = 1: r = 2 when !(G > 1) && n % 7 != 0, else 3."""
+    np.testing.assert_array_equal(_spec_dead_phi({0: 1, 1: g}, n), np.arange(64) + add)
+
+
+@pytest.mark.xfail(strict=True, reason="engine: a boolean phi in code that a specialization constant "
+                   "makes dead (FLAGS = 0) fails to compile: numba TypingError 'Type of variable "
+                   "'v42' cannot be determined' (issue 22, item 1); found by the production-style "
+                   "flash attention with its mask off, and by dead_branch variants on a spec constant")
+def test_boolean_phi_in_code_a_specialization_constant_makes_dead():
+    np.testing.assert_array_equal(_spec_dead_phi({0: 0, 1: 2}, 10), np.arange(64) + 1)

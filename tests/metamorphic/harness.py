@@ -13,6 +13,7 @@ Outcomes: "same", "skipped", and the failures "compile" (load() or kernel() rais
 from __future__ import annotations
 
 import random
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -173,10 +174,12 @@ def _raw_copy(a: np.ndarray) -> np.ndarray:
 
 
 def _one_line(e: Exception) -> str:
-    msg = str(e).strip().splitlines()
+    """The exception's type, the first two lines of its message (numba says what failed on the
+    second) and where it was raised."""
+    msg = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines() if ln.strip()]
     where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
     at = f" (raised in {where.filename.split('/')[-1]}:{where.lineno})" if where else ""
-    return f"{type(e).__name__}: {msg[0] if msg else ''}{at}"
+    return f"{type(e).__name__}: {' / '.join(msg[:2])}{at}"
 
 
 def _as_bytes(a) -> bytes:

@@ -388,6 +388,28 @@ class Module:
         g = self._find_global("OpUndef", type_id=type_id)
         return g.result if g else self.add_global(self.inst("OpUndef", type_id=type_id))
 
+    _ANNOTATIONS = ("OpDecorate", "OpMemberDecorate", "OpDecorateId", "OpDecorateString",
+                    "OpMemberDecorateString", "OpGroupDecorate", "OpGroupMemberDecorate",
+                    "OpDecorationGroup")
+
+    def add_decoration(self, ins: Inst):
+        """Insert an annotation where the logical layout wants it: after the other annotations,
+        before the first type or constant."""
+        at = None
+        for j, g in enumerate(self.globals):
+            if g.opname in self._ANNOTATIONS:
+                at = j + 1
+            elif at is None and g.opname.startswith(("OpType", "OpConstant", "OpSpecConstant", "OpVariable")):
+                at = j
+                break
+        self.globals.insert(len(self.globals) if at is None else at, ins)
+
+    def unused_spec_id(self) -> int:
+        """A SpecId no constant of the module has (dispatches leave it at its default)."""
+        spec_id = self.walker.g.enum_value("Decoration", "SpecId")
+        used = [g.words[3] for g in self.globals if g.opname == "OpDecorate" and g.words[2] == spec_id]
+        return max(used, default=0) + 100
+
     def type_inst(self, type_id) -> Inst | None:
         for g in self.globals:
             if g.result == type_id:

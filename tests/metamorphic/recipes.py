@@ -1086,5 +1086,23 @@ def _debug_scope(r):
     return Dispatch(2, {0: r.normal(64), 1: np.zeros(64, np.float32)})
 
 
+@recipe(T + "metamorphic/spec_dead_phi.spv", spec={0: 1, 1: 1})
+def _spec_dead_phi(r):
+    return Dispatch(2, {0: np.zeros(64, np.uint32)}, push=struct.pack("<I", 10))
+
+
 exclude("reproducer of an open engine bug (DebugNoScope after OpReturn is refused at load): "
         "tests/test_metamorphic.py runs it against debug_scope.spv", T + "metamorphic/debug_scope.opt.spv")
+
+
+# == production-style flash attention (tests/shaders/flash_attn_prod) ===============================
+@recipe(T + "flash_attn_prod/flash_attn.spv", T + "flash_attn_prod/flash_attn_O.spv",
+        spec={0: 128, 1: 32, 2: 32, 3: 64, 4: 64, 5: 1, 6: 0, 7: 0, 8: 1, 9: 1})
+def _flash_attn_prod(r):
+    """Float16 K/V, one head, 20 queries over 40 keys (both ragged), mask on."""
+    n, kv, hs = 20, 40, 64
+    mask = np.where(r.rng.random((n, kv)) < 0.2, -np.inf, r.normal((n, kv), np.float64, 0.5)).astype(np.float16)
+    push = struct.pack("<7If2I", n, kv, 1, kv * hs * 2, kv * hs * 2, hs, hs, hs ** -0.5, 1, kv + 24)
+    return Dispatch((1, 1, 1), {0: r.normal((n, 1, hs)), 1: r.normal((kv, hs), np.float16).view(np.uint8),
+                                2: r.normal((kv, hs), np.float16).view(np.uint8), 3: mask,
+                                4: np.zeros((n, 1, hs), np.float32)}, push=push)

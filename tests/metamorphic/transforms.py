@@ -52,13 +52,17 @@ def random_opt_passes(rng: random.Random) -> list[str]:
 
 # -- places in a module -------------------------------------------------------------------------
 
+_DEBUG_FUNCTION_DEFINITION = 101     # NonSemantic.Shader.DebugInfo.100: must stay in the entry block
+
+
 def _start(fn: Function, b: Block) -> int:
     """The first index where code may be inserted: after the phis, and in the entry block after
-    the variables (which must come first) and the debug instructions declaring them."""
+    the variables (which must come first) and any DebugFunctionDefinition (which must stay)."""
     i = b.phi_end()
     if b is fn.blocks[0]:
         for j, ins in enumerate(b.body):
-            if ins.opname == "OpVariable":
+            if ins.opname == "OpVariable" or (ins.opname == "OpExtInst"
+                                              and ins.words[4] == _DEBUG_FUNCTION_DEFINITION):
                 i = j + 1
     return i
 
@@ -140,17 +144,39 @@ def _visible_scalar(m: Module, fn: Function, b: Block, k: int, kind: str, rng: r
 
 
 def _always_false(m: Module, fn: Function, b: Block, k: int, rng: random.Random) -> tuple[int, list[Inst], str]:
-    """A condition that is false whenever it runs, computed at the end of b.body[:k]: the constant,
-    or `x != x` on an integer of the block, or `x < x` (ordered: false for NaN too) on a float."""
+    """A condition that is false whenever it runs, computed at the end of b.body[:k]: the constant;
+    a specialization constant false by default whose SpecId no dispatch sets; `x != x` on an
+    integer of the block; or `x < x` (ordered: false for NaN too) on a float."""
     bool_t = m.bool_type()
-    choice = rng.choice(("const", "int", "float"))
-    if choice != "const":
+    choice = rng.choice(("const", "spec", "int", "float"))
+    if choice in ("int", "float"):
         x = _visible_scalar(m, fn, b, k, choice, rng)
         if x is not None:
             op = "OpINotEqual" if choice == "int" else "OpFOrdLessThan"
             ins = m.inst(op, x, x, type_id=bool_t)
             return ins.result, [ins], f"{op} %{x} %{x}"
+    if choice == "spec":
+        spec_id = m.unused_spec_id()
+        c = m.add_global(m.inst("OpSpecConstantFalse", type_id=bool_t))
+        m.add_decoration(m.inst("OpDecorate", c, m.walker.g.enum_value("Decoration", "SpecId"), spec_id))
+        return c, [], f"spec constant %{c} (SpecId {spec_id}, false)"
     return m.bool_const(False), [], "false"
+
+
+def _short_circuit(m: Module, x: int, end: Inst) -> list[Block]:
+    """Blocks computing `c || !c` through a boolean phi, as `a || b` compiles (c = x != x for an
+    int x), then `end`: the shape dead code keeps when a specialization constant hides it."""
+    bool_t = m.bool_type()
+    head, arm, join = (Block(m.inst("OpLabel"), []) for _ in range(3))
+    c = m.inst("OpINotEqual", x, x, type_id=bool_t)
+    head.body = [c, m.inst("OpSelectionMerge", join.label, 0),
+                 m.inst("OpBranchConditional", c.result, join.label, arm.label)]
+    n = m.inst("OpLogicalNot", c.result, type_id=bool_t)
+    arm.body = [n, m.inst("OpBranch", join.label)]
+    phi = m.inst("OpPhi", c.result, head.label, n.result, arm.label, type_id=bool_t)
+    pick = m.inst("OpSelect", phi.result, x, x, type_id=m.type_of(x))
+    join.body = [phi, pick, end]
+    return [head, arm, join]
 
 
 # -- the transformations ------------------------------------------------------------------------
@@ -166,27 +192,32 @@ def split_block(m: Module, rng: random.Random):
 
 
 def dead_branch(m: Module, rng: random.Random):
-    """Insert a selection whose condition is always false; the dead arm holds some arithmetic and
-    branches to the merge, returns, or is OpUnreachable."""
+    """Insert a selection whose condition is always false; the dead arm holds some arithmetic
+    (sometimes a short-circuit diamond with a boolean phi) and branches to the merge, returns,
+    or is OpUnreachable."""
     for fn, b in _bodies(m, rng):
         k = rng.randint(_start(fn, b), b.tail_start())
         cond, pre, what = _always_false(m, fn, b, k, rng)
         x = _visible_scalar(m, fn, b, k, "int", rng)
         in_continue = b.label in _in_continue_constructs(fn)
         tail = _split(m, fn, b, k)
-        dead = Block(m.inst("OpLabel"), [])
-        if x is not None:
-            t = m.type_of(x)
-            dead.body.append(m.inst("OpIMul", x, x, type_id=t))
         end = "merge" if in_continue else rng.choice(("merge", "return", "unreachable"))
         if end == "merge":
-            dead.body.append(m.inst("OpBranch", tail.label))
+            last = m.inst("OpBranch", tail.label)
         elif end == "unreachable":
-            dead.body.append(m.inst("OpUnreachable"))
+            last = m.inst("OpUnreachable")
         elif m.type_inst(fn.return_type).opname == "OpTypeVoid":
-            dead.body.append(m.inst("OpReturn"))
+            last = m.inst("OpReturn")
         else:
-            dead.body.append(m.inst("OpReturnValue", m.undef(fn.return_type)))
+            last = m.inst("OpReturnValue", m.undef(fn.return_type))
+        if x is not None and rng.random() < 0.5:
+            arm = _short_circuit(m, x, last)
+            what += " (a boolean phi inside)"
+        else:
+            arm = [Block(m.inst("OpLabel"), [last])]
+            if x is not None:
+                arm[0].body.insert(0, m.inst("OpIMul", x, x, type_id=m.type_of(x)))
+        dead = arm[0]
         b.body += pre + [m.inst("OpSelectionMerge", tail.label, 0)]
         if rng.random() < 0.5:
             b.body.append(m.inst("OpBranchConditional", cond, dead.label, tail.label))
@@ -194,7 +225,8 @@ def dead_branch(m: Module, rng: random.Random):
             neg = m.inst("OpLogicalNot", cond, type_id=m.bool_type())
             b.body[-1:-1] = [neg]
             b.body.append(m.inst("OpBranchConditional", neg.result, tail.label, dead.label))
-        fn.blocks.insert(fn.blocks.index(tail), dead)
+        at = fn.blocks.index(tail)
+        fn.blocks[at:at] = arm
         return f"dead branch on {what} in %{b.label} at {k}, dead arm %{dead.label} ends by {end}"
     return None
 

@@ -69,10 +69,13 @@ def programs(tmp_path_factory, manifest):
 
 def vk_env(manifest, profiles="nvidia", validation=True):
     """The environment of a program run on the driver alone (no other driver, no implicit layer
-    choosing devices), with the validation layer or without."""
+    choosing devices), with the validation layer or without; profiles None: the driver's default."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_INSTANCE_LAYERS", "VK_LAYER_DISABLES")}
-    env.update(VK_DRIVER_FILES=str(manifest), JITCOOP_ICD_PROFILES=profiles, NODEVICE_SELECT="1")
+    env.pop("JITCOOP_ICD_PROFILES", None)
+    env.update(VK_DRIVER_FILES=str(manifest), NODEVICE_SELECT="1")
+    if profiles is not None:
+        env["JITCOOP_ICD_PROFILES"] = profiles
     if validation:
         env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
     return env
@@ -289,6 +292,12 @@ def test_property_tables_match_the_profiles(programs, manifest):
            ("f32", "s8", "s8", "s32", "s32"), ("f16", "e4m3", "e4m3", "f16", "f16"), ("f16", "e5m2", "e5m2", "f16", "f16")}
     assert req <= {tuple(COMPONENT[int(x)] for x in r[:5]) for r in _facts(gen, "coopvec")}
     assert len({tuple(_facts(devs[d], "cacheUUID")[0]) for d in devs}) == 3
+
+
+def test_default_is_one_nvidia_device(programs, manifest):
+    p = run([programs / "devinfo"], vk_env(manifest, None))
+    assert p.stdout.count("\ndevice 0 name ") == 1 and "devices 1\n" in p.stdout
+    assert "device 0 name NVIDIA H100 80GB HBM3 (jitcoop nvidia profile)" in p.stdout
 
 
 def test_unknown_profile_fails_vkcreateinstance(programs, manifest):

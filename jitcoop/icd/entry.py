@@ -72,7 +72,6 @@ def _unsupported(name):
         raise VkError(vk.lib.VK_ERROR_FEATURE_NOT_PRESENT,
                       f"{name} is not supported: jitcoop's Vulkan driver runs compute work only "
                       "(no images, samplers or graphics)")
-    fn.unsupported = True
     return fn
 
 

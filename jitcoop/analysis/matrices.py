@@ -1,5 +1,4 @@
-"""Cooperative matrices (and tensor layouts and views) that live in slot rows, and which of them
-share rows.
+"""Cooperative matrices that live in slot rows, and which of them share rows.
 
 A value in slot rows is a block [length, W] of its component type in the workgroup's scratch
 memory (element e of lane l at row e, column l), from definition to last use: collective
@@ -18,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..spirv.types import CoopMat, TensorLayout, TensorView
+from ..spirv.types import CoopMat
 from .context import Context
 from .flatten import used_ids
 
@@ -36,7 +35,7 @@ class Residency:
 
 
 def _kind(t) -> bool:
-    return isinstance(t, (CoopMat, TensorLayout, TensorView))
+    return isinstance(t, CoopMat)
 
 
 def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set) -> Residency:

@@ -762,6 +762,18 @@ def _write(a, fmt, f, i):
 
 
 @njit(**_opts)
+def _write_frag(a, fmt, v):
+    """One fragment element to memory: float32 and float64 stored as they are held (a float64
+    round trip would quiet a signalling NaN; compiled on its own, LLVM keeps the round trip)."""
+    if fmt == F32:
+        st_f32(a, v)
+    elif fmt == F64:
+        st_f64(a, v)
+    else:
+        _write(a, fmt, np.float64(v), np.int64(v))
+
+
+@njit(**_opts)
 def _elem_addr(p, k, cols, s, psize, esize, col_major):
     """Address of linear element k = row * cols + col: rows (or columns, column major) start
     Stride pointee elements apart; elements within one are contiguous components."""
@@ -862,8 +874,7 @@ def store_row(frag, base, inv, r, cols, dst, esize, fmt, run):
                 _vstore(frag, e, j + done, a + esize * done)
                 done += 16
         for i in range(done, run):
-            v = frag[e, j + i]
-            _write(a + i * esize, fmt, np.float64(v), np.int64(v))
+            _write_frag(a + i * esize, fmt, frag[e, j + i])
 
 
 @njit(**_opts)
@@ -1030,7 +1041,6 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, stride, psize, esize, c
             continue
         for l in range(inv):
             for e in range(L):
-                v = frag[e, base + l]
-                _write(_elem_addr(p, tab[l, e], cols, s, psize, esize, col_major), fmt,
-                       np.float64(v), np.int64(v))
+                _write_frag(_elem_addr(p, tab[l, e], cols, s, psize, esize, col_major), fmt,
+                            frag[e, base + l])
     return -1

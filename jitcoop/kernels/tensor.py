@@ -609,3 +609,73 @@ def rows_i64(dst, j, S, r0, n):
 def fill_i64(dst, j, v):
     for l in range(dst.shape[1]):
         dst[j, l] = v
+
+
+# -- decode sites of the LLVM generator -----------------------------------------------------------
+# A tensor load with a decode function calls the function (generated code) per element; the
+# addressing of every element of an instance is done here first, into a table the generated loop
+# walks: out[k] = (status, index, blockCoord[D], coordInBlock[D]) for element k = row * cols + col.
+
+@njit(**_opts)
+def decode_plan(p, lo, hi, ranges, rows, cols, lay, base, D, view, V, perm, has_dims, mode, info,
+                out, rt, ct):
+    """The addressing of one instance of a decoding tensor load (lay and view: [leaves, W]
+    operand arrays; the instance's first lane `base`). Returns -1, or a failing status with
+    info[2] = the status, info[3] = the element, info[0]/info[1] what `address` says. info[4] and
+    info[5] get the start and size of the buffer the pointer points into (for the decode
+    function's bounds checks)."""
+    lv = lay[:, base]
+    vv = view[:, base]
+    if hi > lo:
+        plo = lo
+        pn = hi - lo
+    else:
+        plo, pn = range_of(ranges, p)
+    info[4] = plo
+    info[5] = pn
+    if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:
+        info[2] = MISALIGNED
+        info[1] = p - lo
+        info[3] = 0
+        return MISALIGNED
+    rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
+    bc = np.zeros(10, np.int64)
+    cib = np.zeros(10, np.int64)
+    for k in range(rows * cols):
+        r = k // cols
+        c = k - r * cols
+        st, idx = element(r, c, rdim, rt, ct, bc, cib)
+        if st == UNPLANNED:
+            st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode, False, bc, cib, info)
+        if st > CLAMPED:
+            info[2] = st
+            info[3] = k
+            return st
+        out[k, 0] = st
+        out[k, 1] = idx
+        for d in range(D):
+            out[k, 2 + d] = bc[d]
+            out[k, 2 + D + d] = cib[d]
+    return -1
+
+
+@njit(**_opts)
+def decode_clamp(bits, fmt, outf, outi):
+    """The Constant clamp value of a layout as the component type, into outf[0] / outi[0]."""
+    outf[0], outi[0] = clamp_value(bits, fmt)
+
+
+@njit(**_opts)
+def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, is_float):
+    """The instance's fragments from the decoded elements (the Object's element where the view's
+    clip region left one out)."""
+    L = tab.shape[1]
+    for l in range(inv):
+        for e in range(L):
+            k = tab[l, e]
+            if out[k, 0] == SKIP:
+                frag[e, base + l] = obj[e, base + l]
+            elif is_float:
+                frag[e, base + l] = dense_f[k]
+            else:
+                frag[e, base + l] = dense_i[k]

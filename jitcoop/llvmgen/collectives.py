@@ -520,8 +520,9 @@ done:
             else:
                 kinds.append(library.ArgKind(a[0]))
         v = library.variant(func, tuple(kinds))
-        if v.symbol not in self.meta.library:
-            self.meta.library.append(v.symbol)
+        if all(x["symbol"] != v.symbol for x in self.meta.library):
+            self.meta.library.append(dict(symbol=v.symbol, params=v.params, ret=v.ret,
+                                          args=[str(a) for a in v.args], func=v.func))
         self.declare(f"@{v.symbol}", v.declaration().replace(f"@{v.symbol}", f'@"{v.symbol}"'))
         ops = []
         params = iter(v.params)

@@ -35,6 +35,7 @@ from ..spirv.types import (CoopMat, Opaque, Pointer, Scalar, TensorLayout, Tenso
                            describe, leaves, n_leaves, size_of)
 from . import rules as R
 from .collectives import Collectives
+from .structured import Structured
 from .helpers import DEPENDS, HELPERS
 from .llvm import Function, Phi, lit, mem_ty, ty
 from .meta import KernelMeta, ProfileLayout, Ptr, Site
@@ -50,7 +51,7 @@ KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, 
                  "ptr %scratch, ptr %ranges, i64 %nranges, ptr %err, ptr %cancel)")
 
 
-class KernelGen(Collectives):
+class KernelGen(Collectives, Structured):
     callback = None           # set on a CallbackGen: the function compiled as a callback
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
@@ -543,6 +544,7 @@ class KernelGen(Collectives):
         self.wg_reg = "%wg"
         self.collective_blocks: list = []
         self._phis: dict[int, list] = {}
+        self._emitted_callbacks: set = set()
         self._init_collectives()
 
     def _start(self):
@@ -574,6 +576,8 @@ class KernelGen(Collectives):
         for k, phi in enumerate(self.fail_phis):
             p = fn.op(f"getelementptr i64, ptr %err, i64 {k}")
             fn.emit(f"store i64 {phi.name}, ptr {p}")
+        fn.emit("ret i64 1")
+        fn.block("failed")          # a callback recorded its failure in err already
         fn.emit("ret i64 1")
         fn.block("wg.head")
         wg = fn.phi("i64", "wg")
@@ -750,9 +754,6 @@ class KernelGen(Collectives):
 
     def _finish(self):
         fn = self.fn
-        for phi in self.fail_phis:
-            if not phi.incoming:
-                phi.incoming.append(("0", "entry"))
         # the entry's fills of per-call operands
         self.entry_defs.extend(self.entry_fills)
         self.meta.work_size = self.work_size
@@ -944,6 +945,21 @@ class KernelGen(Collectives):
             self.load_item(x)
         self.fn.br(f"b{r}")
         self.fn.resume(here)
+
+    def callback_fn(self, fid: int) -> str:
+        """The name of callback `fid`'s LLVM function (jitcoop.llvmgen.callback), made once."""
+        if fid not in self._emitted_callbacks:
+            from .callback import CallbackGen
+            self._emitted_callbacks.add(fid)
+            self.globals.append(CallbackGen(self, fid).build_function())
+        return f"@cb{fid}"
+
+    def check_callback_failed(self):
+        """After a callback call: leave the kernel if the callback recorded a failure."""
+        e = self.op("load i64, ptr %err")
+        ok = self.fn.label("cb.ok")
+        self.fn.cbr(self.op(f"icmp ne i64 {e}, 0"), "failed", ok)
+        self.fn.block(ok)
 
     def collective_index(self, b) -> int:
         if b not in self.collective_blocks:

@@ -98,6 +98,8 @@ class Phi:
         self.incoming: list[tuple[str, str]] = []
 
     def render(self) -> str:
+        if not self.incoming:           # a block nothing branches to (a failure block never used)
+            return f"  {self.name} = freeze {self.t} poison"
         inc = ", ".join(f"[ {v}, %{b} ]" for v, b in self.incoming)
         return f"  {self.name} = phi {self.t} {inc}"
 

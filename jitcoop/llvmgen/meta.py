@@ -64,4 +64,4 @@ class KernelMeta:
     writes_physical: bool = False
     has_atomics: bool = False
     profile: ProfileLayout | None = None
-    library: list = field(default_factory=list)   # kernel-library symbols the code calls
+    library: list = field(default_factory=list)   # kernel-library variants the code calls (dicts)

@@ -18,6 +18,7 @@ of time (for CI images); `JITCOOP_CACHE_DIR` says where they go.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -69,13 +70,16 @@ class Variant:
     params: list          # LLVM types of the parameters after retptr and excinfo
     ret: str              # LLVM type of the value at retptr ("" for none)
     args: tuple           # ArgKind of each source-level argument
+    func: str = ""        # "jitcoop.kernels.module:name"
 
     def declaration(self) -> str:
         return f"declare i32 @{self.symbol}(ptr, ptr{''.join(', ' + p for p in self.params)})"
 
 
+@functools.lru_cache(maxsize=None)
 def source_fingerprint() -> str:
-    """A hash of the kernel library's sources: new code, new variants."""
+    """A hash of the kernel library's sources: new code, new variants (read once per process, so
+    that every variant a process uses comes from one version of the sources)."""
     root = Path(__file__).resolve().parents[1] / "kernels"
     h = hashlib.sha256()
     for p in sorted(root.glob("*.py")):
@@ -116,22 +120,28 @@ def variant(func: str, args: str | tuple) -> Variant:
         meta = _store() / f"{sym}.json"
         if meta.exists():
             info = json.loads(meta.read_text())
-            v = Variant(sym, info["params"], info["ret"], args)
+            v = Variant(sym, info["params"], info["ret"], args, func)
         else:
             v = _compile(func, args, sym)
         _variants[sym] = v
         return v
 
 
-def load(symbols) -> None:
-    """Add the object files of these variants to the execution engine (once per process)."""
-    for sym in symbols:
-        if jit.is_loaded(sym):
+def load(variants) -> None:
+    """Add the object files of these variants (Variant, or its JSON description as a kernel's
+    metadata keeps it) to the execution engine, once per process; one missing from the store (a
+    cleared cache, or a kernel cached by another version of the library) is compiled again."""
+    for v in variants:
+        if isinstance(v, dict):
+            v = Variant(v["symbol"], v["params"], v["ret"], tuple(ArgKind.parse(a) for a in v["args"]), v["func"])
+        if jit.is_loaded(v.symbol):
             continue
-        path = _store() / f"{sym}.o"
+        path = _store() / f"{v.symbol}.o"
         if not path.exists():
-            raise RuntimeError(f"kernel library variant {sym} is not built (its object file is missing)")
-        jit.load_object(sym, path.read_bytes(), [])
+            with _lock:
+                if not path.exists():
+                    _compile(v.func, v.args, v.symbol)
+        jit.load_object(v.symbol, path.read_bytes(), [])
 
 
 def _numba_type(kind: ArgKind):
@@ -179,7 +189,7 @@ def _compile(func: str, args: tuple, sym: str) -> Variant:
     obj = jit._init()["tm"].emit_object(mod)
     d = _store()
     _write(d / f"{sym}.o", obj)
-    v = Variant(sym, params, ret, args)
+    v = Variant(sym, params, ret, args, func)
     _write(d / f"{sym}.json", json.dumps({"func": func, "args": [str(a) for a in args], "params": params,
                                           "ret": ret}).encode())
     return v

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,14 +11,9 @@ import numpy as np
 
 from . import devices
 from .errors import BindingError, ExecutionError, SpirvError
-from .progress import Progress
-from .runtime import cache
-from .runtime.memory import AddressSpace, Buffer, byte_view, range_table
+from .runtime.memory import AddressSpace, Buffer, byte_view
 from .spirv.module import Module as SpirvModule
-from .spirv.specialize import Specialization
 from .spirv.types import describe
-
-_SIG = "i8(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1], i8[::1])"
 
 
 @dataclass
@@ -125,48 +119,32 @@ class Module:
 class Kernel:
     """One entry point, specialized and compiled for one device."""
 
-    def __init__(self, module: Module, entry: str | None, spec: dict, options: dict):
+    def __init__(self, module: Module, entry: str | None, spec: dict, options):
+        from .options import KernelOptions
+        from .runtime.compile import compile_kernel
         self.module = module
         self.device = module.device
-        self.options = dict(options)
+        self.options = KernelOptions.of(options)
         self.spec = dict(spec)
         self._profiled = None
         t0 = time.perf_counter()
-        if os.environ.get("JITCOOP_BACKEND") == "llvm":
-            self._init_llvm(entry, t0)
-            return
-        from .codegen.emitter import KernelGen
-        sp = Specialization(module.spirv, spec)
-        gen = KernelGen(module.spirv, sp, entry, self.device.subgroup_size, self.options,
-                       profile=self.device.profile)
-        source, meta = gen.build()
-        self.source = source
-        self.meta = meta
-        self.entry = meta.entry
-        key = cache.key_of(module.spirv.data, meta.entry, sorted(spec.items()), self.device.profile.name,
-                           self.device.subgroup_size, sorted(self.options.items()), _SIG)
-        self._fn, self.cache_hit = cache.load_kernel(key, source, _SIG)
+        self._compiled = compile_kernel(module.spirv, entry, self.spec, self.device.profile,
+                                        self.device.subgroup_size, self.options)
+        self.meta = self._compiled.meta
+        self.entry = self.meta.entry
+        self.cache_hit = self._compiled.cache_hit
+        self._consts = np.frombuffer(self.meta.consts or bytes(64), np.uint8)
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
 
-    def _init_llvm(self, entry, t0):
-        from .options import KernelOptions
-        from .runtime.compile import compile_kernel
-        opts = KernelOptions.of(self.options)
-        c = compile_kernel(self.module.spirv, entry, self.spec, self.device.profile, self.device.subgroup_size, opts)
-        self.source = c.ir
-        self.meta = c.meta
-        self.entry = c.meta.entry
-        self.cache_hit = c.cache_hit
-        self._consts = np.frombuffer(c.meta.consts, np.uint8) if c.meta.consts else np.zeros(64, np.uint8)
-        fn = c.fn
-
-        def call(s, e, grid_a, bind_a, push_arr, scratch, table, err, cancel):
-            return fn(s, e, grid_a.ctypes.data, bind_a.ctypes.data, push_arr.ctypes.data, scratch.ctypes.data,
-                      table.ctypes.data, table.shape[0], err.ctypes.data, cancel.ctypes.data)
-        self._fn = call
-        self.compile_seconds = time.perf_counter() - t0
-        self._reported_compile = False
+    @property
+    def source(self) -> str:
+        """The kernel's LLVM IR (generated again when the kernel came from the disk cache)."""
+        if self._compiled.ir is None:
+            from .runtime.compile import generate_ir
+            self._compiled.ir = generate_ir(self.module.spirv, self.entry, self.spec, self.device.profile,
+                                            self.device.subgroup_size, self.options)[0]
+        return self._compiled.ir
 
     @property
     def local_size(self):
@@ -204,106 +182,47 @@ class Kernel:
             bindings = self.signature.bind(bindings, named)
         if isinstance(push, dict):
             push = self.signature.pack_push(push)
-        if profile and not self.options.get("profile"):
+        if profile and not self.options.profile:
             if self._profiled is None:
-                self._profiled = Kernel(self.module, self.entry, self.spec, {**self.options, "profile": True})
+                self._profiled = Kernel(self.module, self.entry, self.spec, self.options.replace(profile=True))
             return self._profiled.dispatch(grid, bindings, push, threads=threads, timeout=timeout)
+        from .runtime import dispatch as run
         grid = _grid(grid)
         nwg = grid[0] * grid[1] * grid[2]
         meta = self.meta
-        bindings = bindings or {}
-        bind, keep, writebacks, snapshots = self._bind(bindings)
-        push_arr = self._push(push)
+        bind, keep, writebacks, snapshots = self._bind(bindings or {})
+        push_data = self._push(push)
+        keep.append(push_data)
         phys = []
         for b in self.device.memory.buffers():
             phys.append((b.address, b.nbytes))
             if meta.writes_physical:
                 snapshots.append((b.bytes, b.bytes.copy()))
-        nthreads = _threads(threads, nwg)
-        scratch = []
-        ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + phys
-        ranges.append((push_arr[0], push_arr[1]))
-        work_size = getattr(meta, "work_size", 0)
-        for _ in range(nthreads):
-            sh = np.zeros(max(16, meta.shared_size), np.uint8)
-            pv = np.zeros(max(16, meta.private_frame * int(np.prod(meta.local_size))), np.uint8)
-            wk = np.zeros(max(64, work_size), np.uint8)
-            consts = getattr(self, "_consts", wk)
-            scratch.append((sh, pv, np.array([sh.ctypes.data, pv.ctypes.data, wk.ctypes.data, consts.ctypes.data],
-                                             np.int64), wk))
-            ranges += [(sh.ctypes.data, sh.nbytes), (pv.ctypes.data, pv.nbytes)]
-        table = range_table(ranges)
-        grid_a = np.array(grid, np.int64)
-        bind_a = np.array(bind if bind else [0, 0], np.int64)
-        cancel = np.zeros(1, np.int64)
-        psize = meta.profile.size if meta.profile is not None else 0
-        errs = [np.zeros(8 + psize, np.int64) for _ in range(nthreads)]
-        t0 = time.perf_counter()
-        self._run_threads(nwg, nthreads, grid_a, bind_a, push_arr, scratch, table, errs, cancel, timeout)
-        run = time.perf_counter() - t0
-        failed = [e for e in errs if e[0] > 0]
-        if failed or cancel[0] in (1, 3):
+        out = run.run(self._compiled.fn, meta, self._consts, grid, bind,
+                      (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
+                      _threads(threads, nwg), timeout)
+        failed = [e for e in out.errs if e[0] > 0]
+        if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
             for view, snap in snapshots:
                 view[:] = snap
             if failed:
                 e = min(failed, key=lambda e: e[1])
                 raise self._execution_error(e, grid)
-            if cancel[0] == 3:
+            if out.cancel == run.INTERRUPTED:
                 raise KeyboardInterrupt("dispatch interrupted; the buffers were restored")
             raise ExecutionError(f"the dispatch ran longer than its timeout of {timeout} s and was "
                                  "cancelled; the buffers were restored")
         for dst, src in writebacks:
             dst[...] = src
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
-                             self.cache_hit, run, nwg, nthreads)
-        if self.options.get("profile"):
+                             self.cache_hit, out.seconds, nwg, out.threads)
+        if self.options.profile:
             from .profile import ProfileReport
             names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}
-            rep.profile = ProfileReport(meta.profile, np.sum(errs, axis=0), names, run, nwg)
+            rep.profile = ProfileReport(meta.profile, np.sum(out.errs, axis=0), names, out.seconds, nwg)
         self._reported_compile = True
         del keep
         return rep
-
-    def _run_threads(self, nwg, nthreads, grid_a, bind_a, push_arr, scratch, table, errs, cancel,
-                     timeout):
-        """Run the workgroups on worker threads (numba code releases the GIL). The calling thread
-        only waits, so a timeout or Ctrl-C can set the cancel flag the kernels poll at every loop
-        back edge. cancel: 1 timeout, 2 a worker failed, 3 interrupted."""
-        fn = self._fn
-        chunk = max(1, nwg // (nthreads * 8))
-        counter = [0]
-        lock = threading.Lock()
-
-        def work(t):
-            while True:
-                with lock:
-                    s = counter[0]
-                    counter[0] = s + chunk
-                if s >= nwg or cancel[0]:
-                    return
-                if fn(s, min(nwg, s + chunk), grid_a, bind_a, push_arr, scratch[t][2], table,
-                      errs[t], cancel):
-                    if cancel[0] == 0:
-                        cancel[0] = 2        # stop the other threads: the dispatch has failed
-                    return
-        ths = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(nthreads)]
-        for th in ths:
-            th.start()
-        deadline = None if timeout is None else time.perf_counter() + timeout
-        bar = Progress(nwg, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
-        try:
-            for th in ths:
-                while th.is_alive():
-                    th.join(0.05)
-                    bar.update(counter[0])
-                    if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
-                        cancel[0] = 1
-        except KeyboardInterrupt:
-            cancel[0] = 3
-            for th in ths:
-                th.join()
-        finally:
-            bar.close()
 
     def _bind(self, bindings):
         meta = self.meta
@@ -355,21 +274,18 @@ class Kernel:
             snapshots.append((view, view.copy()))
         return view
 
-    def _push(self, push):
+    def _push(self, push) -> np.ndarray:
+        """The push constants as a private copy of bytes (the caller keeps it alive)."""
         need = self.meta.push_size
         if push is None:
             if need:
                 raise BindingError(f"the shader has {need} bytes of push constants; pass push=")
-            data = np.zeros(16, np.uint8)
-            self._push_keep = data
-            return np.array([data.ctypes.data, 0], np.int64)
+            return np.zeros(16, np.uint8)
         data = np.frombuffer(bytes(push), np.uint8) if isinstance(push, (bytes, bytearray, memoryview)) \
             else np.ascontiguousarray(push).reshape(-1).view(np.uint8)
         if data.nbytes < need:
             raise BindingError(f"push constants are {data.nbytes} bytes; the shader's block needs {need}")
-        data = data.copy()
-        self._push_keep = data
-        return np.array([data.ctypes.data, data.nbytes], np.int64)
+        return data.copy()
 
     def _execution_error(self, e, grid) -> ExecutionError:
         site = self.meta.sites[int(e[0]) - 1]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen.rules.khr_coopmat import NUMERICS
+from .options import NUMERICS
 from .errors import JitcoopError
 
 SPIRV_MAGIC = 0x07230203

@@ -264,9 +264,8 @@ def test_boolean_phi_where_the_branch_is_live(g, n, add):
     np.testing.assert_array_equal(_spec_dead_phi({0: 1, 1: g}, n), np.arange(64) + add)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a boolean phi in code that a specialization constant "
-                   "makes dead (FLAGS = 0) fails to compile: numba TypingError 'Type of variable "
-                   "'v42' cannot be determined' (issue 22, item 1); found by the production-style "
-                   "flash attention with its mask off, and by dead_branch variants on a spec constant")
 def test_boolean_phi_in_code_a_specialization_constant_makes_dead():
+    """spec_dead_phi.comp with FLAGS = 0, the shape of the production flash-attention failure
+    (issue 22): a boolean phi in code a specialization constant makes dead. The numba generator
+    failed to type it ('Type of variable v42 cannot be determined'); phis are LLVM phis now."""
     np.testing.assert_array_equal(_spec_dead_phi({0: 0, 1: 2}, 10), np.arange(64) + 1)

@@ -76,11 +76,10 @@ def test_divergent_control_flow(variant, sg):
 
 
 @pytest.mark.parametrize("name", ["nesting.spv", "nesting.opt.spv"])
-def test_code_emitted_inline_keeps_its_meaning(name):
-    """Branch arms, loop exits and switch cases the generator emits inside the block that
-    enters them (nesting.comp: 20 nested ifs, more than it nests, two loops back to back, a
-    switch, a barrier between; as glslang writes it and after spirv-opt -O, whose loops are
-    simple ones) give what the GLSL says, written out here in numpy."""
+def test_deep_nesting_keeps_its_meaning(name):
+    """Deeply nested control flow (nesting.comp: 20 nested ifs, two loops back to back, a
+    switch, a barrier between; as glslang writes it and after spirv-opt -O) gives what the GLSL
+    says, written out here in numpy."""
     rng = np.random.default_rng(11)
     x = np.concatenate([np.arange(26), rng.integers(0, 1 << 20, 102)]).astype(np.uint32)
     o = np.zeros_like(x)
@@ -94,10 +93,6 @@ def test_code_emitted_inline_keeps_its_meaning(name):
     s = np.where(v % 4 == 0, s + 100, np.where(v % 4 == 1, s ^ 0x55, s + v))
     r = ((acc * 1000 + s) & 0xFFFFFFFF).reshape(2, 64)
     np.testing.assert_array_equal(o, np.roll(r, -1, axis=1).reshape(-1))
-    if name == "nesting.opt.spv":
-        # Inline: the first 12 levels of ifs, both loops with their exits, the switch's arms
-        # (47 dispatch cases when only unconditional branches were followed inline).
-        assert k.source.count("elif b ==") == 22
 
 
 def _loops_reference(x, n, start, wrapfrom):
@@ -133,8 +128,9 @@ def test_counted_loops_end_without_cancel_checks_only_when_they_must():
     import struct
     from jitcoop.errors import ExecutionError
     k = jitcoop.Device().load(SHADERS / "core" / "loops.opt.spv").kernel()
-    # Three lane-code checks are left, one per loop whose count the push constants decide.
-    assert k.source.count("err[0] = -1; err[1] = wg; err[2] = lane") == 3
+    # Three lane-code checks are left, one per loop whose count the push constants decide, and
+    # the one at the start of every workgroup.
+    assert k.source.count("load volatile i64, ptr %cancel") == 4
     rng = np.random.default_rng(5)
     x = rng.integers(0, 1 << 32, 512, dtype=np.uint32)
     o = np.zeros(128, np.uint32)
@@ -148,33 +144,3 @@ def test_counted_loops_end_without_cancel_checks_only_when_they_must():
             k.dispatch(2, {0: x, 1: o}, push=struct.pack(LOOPS_PUSH, n, start, wrapfrom),
                        timeout=0.3)
         np.testing.assert_array_equal(o, 7)
-
-
-def test_loop_invariants_are_rebound_before_the_loop():
-    """pin_invariants, on a loop written as the generator writes one: the values it reads and
-    does not assign, most used first, each re-bound once before the `while`; names assigned in
-    the loop, names used only on its failure path and names that are not integers stay."""
-    from jitcoop.codegen.loops import pin_invariants
-    loop = ["while True:",
-            "    v5 = (v4 < k3)",
-            "    if not v5:",
-            "        break",
-            "    v6 = bp0 + np.int64(v4 * v9) * 2",
-            "    if v6 < bp0 or v6 > bp0_last2:",
-            "        err[0] = 1; err[2] = lane; err[3] = np.int64(v6 - bp0); err[4] = np.int64(bn0); return 1",
-            "    v4 = np.uint32(v4 + k8)",
-            "    continue"]
-    ints = {"bp0", "bp0_last2", "v9", "v4", "v6", "bn0", "lane"}
-    assert pin_invariants(loop, "  ", ints.__contains__) == [
-        "  r_bp0 = fresh(bp0)",
-        "  r_v9 = fresh(v9)",
-        "  r_bp0_last2 = fresh(bp0_last2)",
-        "while True:",
-        "    v5 = (v4 < k3)",
-        "    if not v5:",
-        "        break",
-        "    v6 = r_bp0 + np.int64(v4 * r_v9) * 2",
-        "    if v6 < r_bp0 or v6 > r_bp0_last2:",
-        "        err[0] = 1; err[2] = lane; err[3] = np.int64(v6 - r_bp0); err[4] = np.int64(bn0); return 1",
-        "    v4 = np.uint32(v4 + k8)",
-        "    continue"]

@@ -1,5 +1,5 @@
 """Analyses of one specialized entry point, each in its own module with its inputs and results in
-its signature. The code generator (jitcoop.llvmgen) runs them in this order:
+its signature. The code generator (jitcoop.codegen) runs them in this order:
 
     flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
     variables    bindings, push constants, workgroup, Private and Function

@@ -1,1 +1,3 @@
-"""From a specialized module to Python source for numba: IR passes, lowering rules, emission."""
+"""The code generator: a specialized entry point -> LLVM IR text (jitcoop.codegen.emitter), with
+one lowering rule per instruction in jitcoop.codegen.rules, grouped by the extension that defines
+it."""

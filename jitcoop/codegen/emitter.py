@@ -1,146 +1,61 @@
-"""The kernel generator: one specialized entry point -> the Python source of one numba function.
+"""The kernel generator: one specialized entry point -> one LLVM IR module.
 
-Shape of the generated function (see README, "How a workgroup runs"):
+The generated function, called by a worker thread for a range of workgroups (C ABI):
 
-    def kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, err, cancel):
-        <prologue: binding addresses, constants, spill slots>
-        for wg in range(wg_begin, wg_end):
-            <workgroup ids>
-            for lane in range(W):          # a lane loop: runs each lane until its next
-                b = state[lane]            # collective point (barrier, subgroup op) or its end
-                while True:
-                    if b == 0: ...         # one case per block: ordinary scalar code
-                    elif b == 1: ...
-            <scheduler: run the earliest collective the waiting lanes reached, then loop>
+    i64 @kernel(i64 wg_begin, i64 wg_end, ptr grid, ptr bind, ptr push, ptr scratch,
+                ptr ranges, i64 nranges, ptr err, ptr cancel)
 
-Shaders without collective operations get a single lane loop and no scheduler. Values that live
-across a collective point are spilled to per-lane arrays; everything else is a plain local, so
-numba/LLVM keep it in registers. The block dispatch is a chain of constant-state tests that LLVM's
-jump threading turns back into direct branches.
+    entry        binding addresses and sizes, push constants, scratch memory; per-call constants
+    wg.*         for each workgroup: its ids, the cancel check, values computed once per workgroup
+    lane.*       for each lane (invocation): the entry point's own control-flow graph, block for
+                 block (SPIR-V is SSA already: phis are LLVM phis, variables LLVM allocas)
+    sched.*      shaders with collective instructions (barriers, subgroup and cooperative
+                 instructions): a lane runs from its resume point until it reaches a collective,
+                 saving the values live there in its spill slots; when every lane has stopped, the
+                 scheduler runs the earliest collective for the lanes waiting at it (kernel-library
+                 calls on slot rows), sets them to resume after it, and runs the lanes again
+    fail         records the failure site, workgroup, lane and details in `err`; returns 1
+
+Lowering rules (jitcoop.codegen.rules, one per opcode, grouped by extension) emit the
+instructions; the analyses they rely on are in jitcoop.analysis.
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 
-import numpy as np
-
+from ..analysis import bitmoves, callbacks, liveness, loops, matrices, uniform, variables
+from ..analysis.context import Context
+from ..analysis.flatten import flatten, used_ids
 from ..errors import SpirvError
+from ..options import KernelOptions
 from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
-from ..spirv.types import (Array, CoopMat, Opaque, Pointer, Scalar, Struct, TensorLayout, TensorView, Vector,
-                           Type, describe, leaves, member_offsets, n_leaves, size_of)
+from ..spirv.types import (CoopMat, Opaque, Pointer, Scalar, TensorLayout, TensorView, Type, Vector,
+                           describe, leaves, n_leaves, size_of)
 from . import rules as R
-from .loops import SHORT_TRIPS, pin_invariants, trip_bound
-from ..analysis.flatten import FlatFunction, flatten, id_operand_positions, used_ids
-from ..analysis.liveness import liveness
+from .collectives import Collectives
+from .structured import Structured
+from .helpers import DEPENDS, HELPERS
+from .llvm import Function, Phi, lit, mem_ty, ty
+from .meta import KernelMeta, ProfileLayout, Ptr, Site
 
 BUILTIN_NAMES = ("GlobalInvocationId", "LocalInvocationId", "LocalInvocationIndex", "WorkgroupId",
                  "NumWorkgroups", "WorkgroupSize", "SubgroupSize", "SubgroupLocalInvocationId",
                  "SubgroupId", "NumSubgroups", "SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask",
                  "SubgroupLeMask", "SubgroupLtMask", "SubgroupMaxSize")
 
-MEMORY_STORAGE = ("StorageBuffer", "Uniform", "PushConstant", "Workgroup", "PhysicalStorageBuffer")
+ACCESS_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain")
+
+KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, ptr %bind, ptr %push, "
+                 "ptr %scratch, ptr %ranges, i64 %nranges, ptr %err, ptr %cancel)")
 
 
-def nb_type(s) -> str:
-    """The numba/numpy type a leaf of scalar type `s` is held in."""
-    if isinstance(s, Scalar):
-        if s.kind == "bool":
-            return "np.bool_"
-        if s.kind == "int":
-            return f"np.{'' if s.signed else 'u'}int{s.width}"
-        if s.kind == "ptr":
-            return "np.int64"
-        if s.kind == "float":
-            return "np.float64" if s.width == 64 else "np.float32"
-    raise TypeError(f"no numba type for {s}")
-
-
-def np_dtype(s) -> np.dtype:
-    return np.dtype(nb_type(s)[3:])
-
-
-@dataclass
-class Ptr:
-    """What the generator knows about a pointer value."""
-    kind: str                 # "mem": an address; "var": part of a promoted variable; "builtin"
-    pointee: Type
-    storage: str
-    addr: str = ""            # for "mem": the expression (a name) of the address
-    root: tuple | None = None  # for "mem": (base expr, size expr) of the object it points into
-    var: int = 0              # for "var"/"builtin": the variable id
-    leaf: int = 0             # first leaf within the variable
-    member: object = None     # the struct Member it points at (matrix layout), when known
-    static_off: int | None = None   # offset from the root when every index is a constant
-    root_min: int | None = None     # bytes the root is known to have (checked at dispatch)
-    elem_stride: int | None = None  # a column of a row-major matrix: stride between its elements
-
-
-@dataclass
-class Site:
-    """A place in the generated code that can fail, for the error message."""
-    ins: Instruction
-    message: str
-    kind: str = "lane"        # "lane": names workgroup and lane; "group": workgroup only
-
-
-@dataclass
-class Binding:
-    set: int
-    binding: int
-    index: int
-    var: int
-    type: Type
-    min_size: int
-    writable: bool
-    storage: str
-    name: str
-
-
-@dataclass
-class ProfileLayout:
-    """Counters of a profiled kernel (option profile=True): groups of int64 words in the per-thread
-    `err` array after the failure record, each described for the report (jitcoop.profile)."""
-    groups: list = field(default_factory=list)
-    size: int = 0
-
-    def slots(self, kind: str, names, **info) -> int:
-        base = 8 + self.size
-        self.groups.append(dict(kind=kind, base=base, names=tuple(names), **info))
-        self.size += len(names)
-        return base
-
-
-@dataclass
-class KernelMeta:
-    entry: str
-    local_size: tuple
-    subgroup_size: int
-    bindings: list = field(default_factory=list)
-    push_size: int = 0
-    shared_size: int = 0
-    private_frame: int = 0
-    sites: list = field(default_factory=list)
-    has_collectives: bool = False
-    uses_physical: bool = False
-    writes_physical: bool = False
-    has_atomics: bool = False
-    profile: ProfileLayout | None = None
-
-
-class KernelGen:
-    callback = None           # set on a CallbackGen: the SPIR-V function compiled as a callback
-    fail_return = "return 1"  # how generated code leaves after recording a failure
-    bit_moves = frozenset()   # loads whose value is stored as its memory bits (_find_bit_moves)
-    # Blocks emitted inside the one block that enters them (_find_mergeable, _merge_branch_arms):
-    # after an unconditional branch or as a branch arm; simple loops; loop exits after the loop.
-    merged = inline_headers = loop_exits = inline_blocks = short_loops = frozenset()
+class KernelGen(Collectives, Structured):
+    callback = None           # set on a CallbackGen: the function compiled as a callback
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
-                 options: dict | None = None, profile=None):
+                 options=None, profile=None):
         R.load_all()
         from .. import devices
         self.profile = profile if profile is not None else devices.profile("generic", subgroup_size)
@@ -148,42 +63,27 @@ class KernelGen:
         self.spec = spec
         self.ep = module.entry_point(entry)
         self.sg = subgroup_size
-        self.options = options or {}
-        self.profiling = bool(self.options.get("profile"))
+        self.options = KernelOptions.of(options)
+        self.profiling = self.options.profile
         self.prof = ProfileLayout()
-        self.lines: list[str] = []
-        self.indent = 0
-        self.names: dict[int, list[str]] = {}
-        self.ptrs: dict[int, Ptr] = {}
-        self.const_lines: dict[int, list[str]] = {}
-        self.prologue: list[str] = []
-        self._last_starts: set[str] = set()     # names _last_start has put in the prologue
-        self.wg_prologue: list[str] = []
-        self.lane_prologue_used: set[str] = set()
-        self.sites: list[Site] = []
-        self.tmp_counter = 0
         self.meta = KernelMeta(self.ep.name, (1, 1, 1), subgroup_size, profile=self.prof)
-        self.collective_blocks: list = []
+        self.sites: list[Site] = []
+        self.globals: list[str] = []        # module-level IR: constants, tables, callbacks
+        self.decls: dict[str, str] = {}     # declarations and helper definitions by name
+        self._tables: dict = {}
         self._check_capabilities()
         self.local_size = self._local_size()
         self.meta.local_size = self.local_size
         self.W = self.local_size[0] * self.local_size[1] * self.local_size[2]
         self.NSG = -(-self.W // self.sg)
-        self.globals: list[str] = []          # module-level constants of the generated source
-        self._dense: list[str] = []           # scratch arrays of the cooperative kernels
-        self._operand_fills: list[str] = []   # operand rows of per-call constants, filled once
-        self._operand_rows: list[str] = []    # int64 per-lane operand rows of collectives
-        self._views: dict[str, str] = {}      # slot-array views made once per call (view())
-        self._needs_info = False
-        self._tables: dict = {}
         spec.coop_layout = self._coop_layout
-        self.ff: FlatFunction = flatten(module, self.ep.function, self._is_collective,
-                                        rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids),
-                                        movable=self._movable)
+        self.ff = flatten(module, self.ep.function, lambda ins: ins.opname in R.COLLECTIVE,
+                          rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids), movable=self._movable)
+        self.ctx = Context(module, spec, self.ff, self.options)
         self._check_supported()
-        self._classify_variables()
+        self._analyse()
 
-    # -- analysis ---------------------------------------------------------------------------------
+    # -- setup and analyses -------------------------------------------------------------------------
     def _check_capabilities(self):
         from ..runtime.capabilities import SUPPORTED_CAPABILITIES
         for c in self.m.capabilities:
@@ -211,42 +111,14 @@ class KernelGen:
                 why = f"the {self.profile.name} profile has no lane layout for {describe(t)}: {e}"
         raise SpirvError(why, **ins.where())
 
-    def table(self, layout) -> str:
-        """The name of a module-level constant holding a lane layout's table (numba freezes it
-        into the compiled code)."""
-        key = (layout.name, layout.rows, layout.cols, layout.invocations, layout.table.tobytes())
-        name = self._tables.get(key)
-        if name is None:
-            name = self._tables[key] = f"_T{len(self._tables)}"
-            flat = ",".join(map(str, layout.table.ravel().tolist()))
-            self.globals.append(f"{name} = np.array([{flat}], np.int32).reshape"
-                                f"({layout.invocations}, {layout.length})")
-        return name
-
-    def const_array(self, values, dtype="int64") -> str:
-        """The name of a module-level constant 1-D array (a static permutation, a key)."""
-        key = ("array", dtype, tuple(values))
-        name = self._tables.get(key)
-        if name is None:
-            name = self._tables[key] = f"_A{len(self._tables)}"
-            self.globals.append(f"{name} = np.array([{', '.join(map(str, values))}], np.{dtype})")
-        return name
-
-    @staticmethod
-    def _builtin_name(v):
-        from ..spirv.grammar import grammar
-        return grammar().enum_name("BuiltIn", v)
-
-    def _is_collective(self, ins) -> bool:
-        return ins.opname in R.COLLECTIVE
-
-    ACCESS_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
-                     "OpInBoundsPtrAccessChain")
+    def _check_supported(self):
+        for b in self.ff.blocks:
+            for ins in b.instrs + [b.term]:
+                R.check_supported(ins, self.m.ext_imports)
 
     def _movable(self, ins, defs) -> bool:
-        """An instruction that may run earlier in its block (ir._raise_segments): pure (push
-        constant loads included), with a scalar, vector or pointer result (cheap to keep in spill
-        slots). defs: result id -> defining instruction in the function."""
+        """An instruction that may run earlier in its block (flatten._raise_segments): pure (push
+        constant loads included), with a scalar, small vector or pointer result."""
         if ins.result is None:
             return False
         if ins.opname == "OpLoad":
@@ -254,415 +126,114 @@ class KernelGen:
             pt = self.spec.type(d.result_type) if d is not None and d.result_type else None
             if not (isinstance(pt, Pointer) and pt.storage == "PushConstant"):
                 return False
-        elif ins.opname not in R.PURE and ins.opname not in self.ACCESS_CHAINS:
+        elif ins.opname not in R.PURE and ins.opname not in ACCESS_CHAINS:
             return False
         t = self.spec.type(ins.result_type)
         if isinstance(t, Pointer):
             return not isinstance(t.pointee, (CoopMat, TensorLayout, TensorView, Opaque))
         return isinstance(t, Scalar) or (isinstance(t, Vector) and t.n <= 4)
 
-    def _check_supported(self):
-        for b in self.ff.blocks:
-            for ins in b.instrs + [b.term]:
-                R.check_supported(ins, self.m.ext_imports)
+    @staticmethod
+    def _builtin_name(v):
+        from ..spirv.grammar import grammar
+        return grammar().enum_name("BuiltIn", v)
 
-    def _classify_variables(self):
-        m, spec = self.m, self.spec
-        self.bindings: dict[int, Binding] = {}
-        self.push_var = None
-        self.shared: dict[int, int] = {}           # var id -> offset in workgroup memory
-        self.inputs: dict[int, str] = {}           # var id -> builtin name ("" for a struct of builtins)
-        self.private_vars: list[int] = []
-        self.var_types: dict[int, Pointer] = {}
-        shared_off = 0
-        index = 0
-        for ins in m.global_order:
-            if ins.opname != "OpVariable":
-                continue
-            pt = spec.type(ins.result_type)
-            self.var_types[ins.result] = pt
-            sc = pt.storage
-            if sc in ("StorageBuffer", "Uniform"):
-                ds = m.decoration(ins.result, "DescriptorSet", [0])[0]
-                bd = m.decoration(ins.result, "Binding", [0])[0]
-                t = pt.pointee
-                writable = sc == "StorageBuffer" or m.has_decoration(getattr(t, "id", -1), "BufferBlock")
-                if writable and self._all_members_nonwritable(ins.result, t):
-                    writable = False
-                self.bindings[ins.result] = Binding(ds, bd, index, ins.result, t,
-                                                    self._min_size(t), writable, sc,
-                                                    m.names.get(ins.result) or m.names.get(getattr(t, "id", -1))
-                                                    or m.name_of(ins.result))
-                index += 1
-            elif sc == "PushConstant":
-                self.push_var = ins.result
-                self.meta.push_size = size_of(pt.pointee)
-            elif sc == "Workgroup":
-                a = 16
-                shared_off = -(-shared_off // a) * a
-                self.shared[ins.result] = shared_off
-                shared_off += size_of(pt.pointee)
-            elif sc == "Input":
-                bi = m.decoration(ins.result, "BuiltIn")
-                self.inputs[ins.result] = self._builtin_name(bi[0]) if bi else ""
-            elif sc == "Private":
-                self.private_vars.append(ins.result)
-            elif sc == "Output":
-                pass
-            else:
-                raise SpirvError(f"variables in storage class {sc} are not supported",
-                                 offset=ins.offset, opname="OpVariable", result_id=ins.result)
-        for v in self.ff.variables:
-            self.var_types[v.result] = spec.type(v.result_type)
-        self.meta.shared_size = shared_off
-        self.meta.bindings = sorted(self.bindings.values(), key=lambda b: b.index)
-        # Which Function/Private variables become locals: every use a load, a store or a
-        # constant-index access chain whose uses are loads and stores.
-        users = self.users = self.ff.users()
-        self.frame_off: dict[int, int] = {}
-        self._find_callbacks()
-        # A Private variable a callback reads stays in memory, where the callback finds it.
-        in_memory = {v for cb in self.callbacks.values() for v in cb.private_reads}
-        self.promoted: set[int] = set()
-        candidates = [v.result for v in self.ff.variables] + self.private_vars
-        for v in candidates:
-            if v not in in_memory and self._promotable(v, users):
-                self.promoted.add(v)
-        self._find_resident()
-        self._coalesce_phis()
-        self._coalesce_vars()
-        frame = 0
-        placed = [(v, self.var_types[v].pointee) for v in candidates
-                  if v not in self.promoted and v not in self.resident_vars]
-        # Callbacks' own addressed variables (lookup tables) get frame space of the calling lane.
-        placed += [(v, cb.var_types[v].pointee) for cb in self.callbacks.values() for v in cb.memory_vars]
-        for v, t in placed:
-            frame = -(-frame // 16) * 16
-            self.frame_off[v] = frame
-            frame += size_of(t)
-        self.meta.private_frame = -(-frame // 16) * 16
+    def _analyse(self):
+        m, spec, ctx = self.m, self.spec, self.ctx
+        private = [ins.result for ins in m.global_order if ins.opname == "OpVariable"
+                   and spec.type(ins.result_type).storage == "Private"]
+        self.callbacks = callbacks.find(ctx, lambda ins: R.callback_operands(self, ins), set(R.COLLECTIVE),
+                                        private)
+        keep = {v for cb in self.callbacks.values() for v in cb.private_reads}
+        v = self.vars = variables.classify(ctx, keep, self._builtin_name)
+        self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS)
+        placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
+                  if x not in v.promoted and x not in self.res.resident_vars]
+        placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
+        variables.place_frames(v, placed)
+        for cb in self.callbacks.values():
+            v.var_types.update(cb.var_types)
+        # the names the rules use
+        self.bindings, self.push_var, self.shared, self.inputs = v.bindings, v.push_var, v.shared, v.inputs
+        self.private_vars, self.var_types, self.promoted = v.private_vars, v.var_types, v.promoted
+        self.frame_off = v.frame_off
+        self.resident, self.resident_vars, self.coalesced = (self.res.resident, self.res.resident_vars,
+                                                             self.res.coalesced)
+        self.users = ctx.users
+        meta = self.meta
+        meta.bindings = sorted(v.bindings.values(), key=lambda b: b.index)
+        meta.push_size, meta.shared_size, meta.private_frame = v.push_size, v.shared_size, v.private_frame
+        self.hoisted = uniform.find(ctx, v, R.PURE)
+        self.unchecked_loops = loops.unchecked_headers(ctx)
+        self.bit_moves = bitmoves.find(ctx, v.promoted | self.resident_vars | set(v.inputs))
+        self.has_collectives = any(b.collective for b in self.ff.blocks)
+        meta.has_collectives = self.has_collectives
+        self.live_in = liveness.liveness(self.ff, _UsesDefs(self)) if self.has_collectives else {}
+        self.crossing = set()
+        if self.has_collectives:
+            for b in self.ff.blocks:
+                if b.collective:
+                    self.crossing |= {x for x in self.live_in[b.label] if not isinstance(x, tuple)}
+                    r = b.instrs[0].result
+                    if r is not None and _UsesDefs(self).item(r) is not None:
+                        self.crossing.add(r)
 
-    def _find_resident(self):
-        """Cooperative matrices that live in their slot rows [length, W] from definition to last
-        use, instead of as per-lane locals: every value a collective instruction produces, loads of
-        matrix variables, phis and copies of them, and Function/Private matrix variables only
-        loaded and stored whole. Lane code moves them with one row-copy call per instruction and
-        reads single elements straight from the rows; nothing is spilled or reloaded at
-        collectives. (As locals, a 128 x 128 workgroup accumulator is 64 variables in every lane
-        loop, at every spill, reload and phi: numba's compile time grows with all of them.)"""
-        self.resident_vars: set[int] = set()
-        self.resident: set[int] = set()
-        if self.options.get("no_resident"):
-            return
-        users = self.users
-        def kind(t):
-            return isinstance(t, (CoopMat, TensorLayout, TensorView))
-
-        for v in list(self.promoted):
-            if not kind(self.var_types[v].pointee):
-                continue
-            if all((u.opname == "OpLoad" and u.operands[0] == v)
-                   or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
-                   for u in users.get(v, ())):
-                self.resident_vars.add(v)
-        self.promoted -= self.resident_vars
-        for b in self.ff.blocks:
-            for ins in b.instrs:
-                if ins.result is None or not kind(self.spec.type(ins.result_type)):
-                    continue
-                op = ins.opname
-                if (op in R.COLLECTIVE or op in R.RESIDENT_DEFS or op in ("OpPhi", "OpCopyObject")
-                        or (op == "OpLoad" and ins.operands[0] in self.resident_vars)):
-                    self.resident.add(ins.result)
-
-    # Collectives whose result may share the rows of their C operand: each reads an element of C
-    # before it writes that element of the result, or reads all of C before writing any.
-    # (a tensor load keeps the Object's element wherever it loads nothing: the same position)
-    IN_PLACE = {"OpCooperativeMatrixMulAddKHR": 2, "OpCooperativeMatrixLoadTensorNV": 1}
-
-    def _coalesce_phis(self):
-        """Give a loop's resident matrix phi P and the value V it takes on the back edge one set
-        of slot rows, so the back edge copies nothing. (A 128 x 128 accumulator copied per lane
-        through rows 1 KiB apart cost more than the MulAdd itself.) Safe when V's only phi use
-        is P, V's definition reads P at most as an in-place operand, and P's old value is dead
-        once V is written: no use of P after V's definition in its block, nor in any block V's
-        block reaches before it is back at P's block."""
-        self.coalesced: dict[int, int] = {}
-        bmap = self._bmap()
-        where = {}                                   # value -> (block, index of its definition)
-        for b in self.ff.blocks:
-            for i, ins in enumerate(b.instrs):
-                if ins.result is not None:
-                    where[ins.result] = (b, i)
-        for pb in self.ff.blocks:
-            for phi in pb.phis:
-                p = phi.result
-                if p not in self.resident:
-                    continue
-                cands = [phi.operands[i] for i in range(0, len(phi.operands), 2)]
-                for v in cands:
-                    if (v not in self.resident or v in self.coalesced or v == p or v not in where
-                            or self.value_type(v) != self.value_type(p)):
-                        continue
-                    if self._coalescible(p, pb, v, where, bmap):
-                        self.coalesced[v] = p
-                        break
-
-    def _coalescible(self, p, pb, v, where, bmap) -> bool:
-        vb, vi = where[v]
-        vdef = vb.instrs[vi]
-        if vdef.opname == "OpPhi":
-            return False
-        for u in self.users.get(v, ()):
-            if u.opname == "OpPhi" and u.result != p:
-                return False
-        reads = used_ids(vdef)
-        if p in reads:
-            pos = self.IN_PLACE.get(vdef.opname)
-            if pos is None or reads.count(p) != 1 or vdef.operands[pos] != p:
-                return False
-        # Blocks reached from V's block before P's block comes round again.
-        seen, todo = set(), list(vb.succs())
-        while todo:
-            lab = todo.pop()
-            if lab in seen or lab == pb.label or lab not in bmap:
-                continue
-            seen.add(lab)
-            todo.extend(bmap[lab].succs())
-        if vb.label in seen:
-            return False
-        after = set(id(x) for x in vb.instrs[vi + 1:]) | {id(vb.term)}
-        for u in self.users.get(p, ()):
-            if id(u) in after:
-                return False
-            if u.opname == "OpPhi":
-                # a phi reading P on an edge from V's block or one it reaches
-                for i in range(0, len(u.operands), 2):
-                    if u.operands[i] == p and (u.operands[i + 1] in seen or u.operands[i + 1] == vb.label):
-                        return False
-        for lab in seen:
-            b = bmap[lab]
-            if any(p in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
-                return False
-        return True
-
-    def _coalesce_vars(self):
-        """Matrix variables (unoptimized SPIR-V keeps accumulators in Function variables) without
-        a row copy per load and store: a load whose uses all come before the next store to the
-        variable reads the variable's rows; a value whose one use is a store to the variable is
-        made in the variable's rows when nothing reads the variable between (its definition may
-        read the old value only as an in-place operand). Positions are compared along straight
-        runs of blocks (the pieces a collective splits a block into, and merged blocks), so a
-        load's uses and a store's value must lie in the run of the instruction itself."""
-        if not self.resident_vars:
-            return
-        blocks = self.ff.blocks
-        preds = self._preds()
-        entry = blocks[0].label
-        nxt = {}
-        for b in blocks:
-            if b.term.opname == "OpBranch":
-                t = b.term.operands[0]
-                if preds.get(t) == [b.label] and t != entry and t != b.label:
-                    nxt[b.label] = t
-        bmap = self._bmap()
-        where = {}                  # id(instruction) -> (run, position)
-        followers = set(nxt.values())
-        for b in blocks:
-            if b.label in followers:
-                continue
-            lab, pos = b.label, 0
-            while lab is not None and lab in bmap:
-                for ins in bmap[lab].instrs + [bmap[lab].term]:
-                    where[id(ins)] = (b.label, pos)
-                    pos += 1
-                lab = nxt.get(lab)
-        defs = {}
-        acc = {}                    # variable -> [(run, pos, instruction)] of its loads and stores
-        for b in blocks:
-            for ins in b.instrs:
-                if ins.result is not None:
-                    defs[ins.result] = ins
-                if ins.opname in ("OpLoad", "OpStore") and ins.operands[0] in self.resident_vars:
-                    acc.setdefault(ins.operands[0], []).append(where.get(id(ins), (None, 0)) + (ins,))
-
-        def uses_in_run(v, run, after):
-            """Positions of v's uses, all in `run` after `after`; None if any is not."""
-            out = []
-            for u in self.users.get(v, ()):
-                w = where.get(id(u))
-                if u.opname == "OpPhi" or w is None or w[0] != run or w[1] <= after:
-                    return None
-                out.append((w[1], u))
-            return out
-
-        aliased = {}                # load result -> (run, pos, last use position)
-        for x, items in acc.items():
-            for run, pos, ins in items:
-                if ins.opname != "OpLoad" or run is None or ins.result not in self.resident:
-                    continue
-                if ins.result in self.coalesced:
-                    continue
-                us = uses_in_run(ins.result, run, pos)
-                if not us:
-                    continue
-                last = max(p for p, _ in us)
-                if any(r == run and op.opname == "OpStore" and pos < p2 <= last
-                       and not (p2 == last and op.operands[1] == ins.result)
-                       for r, p2, op in items):
-                    continue
-                aliased[ins.result] = (run, pos, last)
-                self.coalesced[ins.result] = ("var", x)
-        for x, items in acc.items():
-            t = self.var_types[x].pointee
-            for run, pos, st in items:
-                if st.opname != "OpStore" or run is None:
-                    continue
-                v = st.operands[1]
-                d = defs.get(v)
-                if (d is None or v not in self.resident or v in self.coalesced or d.opname == "OpPhi"
-                        or self.value_type(v) != t or len(self.users.get(v, ())) != 1):
-                    continue
-                dw = where.get(id(d))
-                if dw is None or dw[0] != run or dw[1] >= pos:
-                    continue
-                if any(r == run and dw[1] < p2 < pos for r, p2, _ in items):
-                    continue        # the variable is read or written between
-                ok = True
-                for lres, (lr, lp, last) in aliased.items():
-                    if self.coalesced.get(lres) != ("var", x) or lr != run or lp >= dw[1]:
-                        continue
-                    if last > dw[1]:
-                        ok = False
-                    elif last == dw[1]:
-                        at = self.IN_PLACE.get(d.opname)
-                        ok = ok and at is not None and d.operands[at] == lres and used_ids(d).count(lres) == 1
-                if ok:
-                    self.coalesced[v] = ("var", x)
-
-    def is_resident(self, vid) -> bool:
-        return vid in self.resident
-
-    def resident_names(self, x) -> list[str]:
-        """Names of the slot rows of a resident value (an id) or variable (("var", id))."""
-        if not isinstance(x, tuple):
-            x = self.coalesced.get(x, x)     # a value sharing a phi's or variable's rows
-        if isinstance(x, tuple):
-            t, prefix = self.var_types[x[1]].pointee, f"rv{x[1]}" if x[1] >= 0 else f"rs{-x[1]}"
-        else:
-            t, prefix = self.value_type(x), f"r{x}"
-        lt = self.leaf_types(t)          # one leaf type (matrix component, or uint32 for layouts)
-        names = [f"{prefix}_{i}" for i in range(len(lt))]
-        for n in names:
-            self.name_types[n] = nb_type(lt[0])
-            self.slot_groups[n] = names
-        return names
-
-    def resident_block(self, x) -> tuple[str, int, int]:
-        """(slot array, first row, rows) of a resident value or variable."""
-        names = self.resident_names(x)
-        tag, r0 = self.slot(names[0])
-        return f"S_{tag}", r0, len(names)
-
-    def resident_leaves(self, x) -> list[str]:
-        """Expressions reading the current lane's elements of a resident value or variable."""
-        arr, r0, n = self.resident_block(x)
-        return [f"{arr}[{r0 + i}, lane]" for i in range(n)]
-
-    def resident_copy(self, dst, src):
-        """Lane code: copy the current lane's fragment from src to dst (resident values or
-        variables, or a non-resident source's leaves)."""
-        arr, d0, n = self.resident_block(dst)
-        if not isinstance(src, tuple) and not self.is_resident(src):
-            vals = self.vals(src)
-            if self.spec.is_const(src) and len(set(self.spec.const(src))) == 1:
-                self.line(f"sg_lane_fill({arr}, {d0}, {n}, lane, {vals[0]})")     # a splat
-                return
-            for i, v in enumerate(vals):
-                self.line(f"{arr}[{d0 + i}, lane] = {v}")
-            return
-        sarr, s0, _ = self.resident_block(src)
-        if (sarr, s0) != (arr, d0):          # not a coalesced phi (_coalesce_phis)
-            self.line(f"sg_lane_copy({arr}, {d0}, {s0}, {n}, lane)")
-
-    def _find_callbacks(self):
-        """The SPIR-V functions cooperative instructions call per element, by function id."""
-        from .callback import CallbackGen
-        self.callbacks: dict = {}
-        for b in self.ff.blocks:
-            for ins in b.instrs:
-                for fid, role in R.callback_operands(self, ins):
-                    if fid not in self.callbacks:
-                        self.callbacks[fid] = CallbackGen(self, fid, role)
-
-    def callback_fn(self, fid: int) -> str:
-        """The name of callback `fid`'s generated function (its source is added once)."""
-        cb = self.callbacks[fid]
-        if not getattr(cb, "emitted", False):
-            cb.emitted = True
-            self.globals.append(cb.source())
-        return cb.callback
-
-    def _all_members_nonwritable(self, var, t):
-        if self.m.has_decoration(var, "NonWritable"):
-            return True
-        if isinstance(t, Struct) and t.members:
-            return all(self.m.member_decoration(t.id, i, "NonWritable") is not None
-                       for i in range(len(t.members)))
-        return False
-
-    def _min_size(self, t):
-        if isinstance(t, Struct) and t.members and isinstance(t.members[-1].type, Array) \
-                and t.members[-1].type.length is None:
-            return member_offsets(t)[-1]
-        return size_of(t)
-
-    def _promotable(self, v, users) -> bool:
-        t = self.var_types[v].pointee
-        if isinstance(t, Opaque) or n_leaves(t) > 256:
-            return False
-        stack = [v]
-        while stack:
-            p = stack.pop()
-            for u in users.get(p, ()):
-                if u.opname == "OpLoad" and u.operands[0] == p:
-                    continue
-                if u.opname == "OpStore" and u.operands[0] == p and u.operands[1] != p:
-                    continue
-                if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == p \
-                        and all(self.spec.is_const(i) for i in u.operands[1:]):
-                    stack.append(u.result)
-                    continue
-                return False
-        return True
-
-    # -- naming and values ------------------------------------------------------------------------
-    def tmp(self, prefix="t") -> str:
-        self.tmp_counter += 1
-        return f"{prefix}{self.tmp_counter}"
-
-    def line(self, text: str):
-        self.lines.append("    " * self.indent + text)
-
+    # -- small services -------------------------------------------------------------------------------
     def value_type(self, vid: int) -> Type:
-        if vid in self.ff.type_of:
-            return self.spec.type(self.ff.type_of[vid])
-        ins = self.m.defs.get(vid)
-        if ins is None or ins.result_type is None:
-            raise SpirvError(f"%{vid} is used as a value but is not one")
-        return self.spec.type(ins.result_type)
+        return self.ctx.value_type(vid)
 
     def rtype(self, ins) -> Type:
         return self.spec.type(ins.result_type)
 
+    @staticmethod
+    def leaf_types(t: Type) -> list:
+        return [s for s, _ in leaves(t)]
+
+    def helper(self, name: str) -> str:
+        """The name of a helper function (jitcoop.codegen.helpers), defined in the module once."""
+        for dep in DEPENDS.get(name, ()):
+            self.helper(dep)
+        self.decls.setdefault(f"@jc.{name}", HELPERS[name])
+        return f"@jc.{name}"
+
+    def declare(self, name: str, text: str) -> str:
+        self.decls.setdefault(name, text)
+        return name
+
+    def op(self, text: str, hint: str = "t") -> str:
+        return self.fn.op(text, hint)
+
+    def emit(self, text: str):
+        self.fn.emit(text)
+
+    @contextmanager
+    def at(self, label_attr: str):
+        """Emit into the chain of blocks whose current end is self.<label_attr> (the workgroup
+        prologue, for values computed once per workgroup), then come back."""
+        here = self.fn.cur
+        self.fn.resume(getattr(self, label_attr))
+        saved = self.in_hoist
+        self.in_hoist = True
+        try:
+            yield
+        finally:
+            setattr(self, label_attr, self.fn.cur)
+            self.in_hoist = saved
+            self.fn.resume(here)
+
+    # -- values -----------------------------------------------------------------------------------------
     def vals(self, vid: int) -> list[str]:
+        """The leaves of a value as LLVM operands (loads of its home where it crosses collectives)."""
+        home = self.homes.get(vid)
+        if home is not None:
+            return [self.op(f"load {t}, ptr {a}") for t, a in home]
         v = self.names.get(vid)
         if v is not None:
             return v
         if vid in self.resident:
             return self.resident_leaves(vid)
         if self.spec.is_const(vid):
-            return self._const_names(vid)
+            return self.const_leaves(vid)
         ins = self.ff.defs.get(vid) or self.m.defs.get(vid)
         where = ins.where() if ins else {}
         raise SpirvError(f"%{vid} is used before it is defined (or is not a value)", **where)
@@ -673,483 +244,361 @@ class KernelGen:
             raise SpirvError(f"%{vid} is used as a scalar but has {len(v)} components")
         return v[0]
 
-    def _const_names(self, cid):
+    def const_leaves(self, cid) -> list[str]:
         t = self.value_type(cid)
+        if isinstance(t, Opaque):
+            return ["0"]
         vals = self.spec.const(cid)
-        names = []
-        lv = leaves(t) if not isinstance(t, Opaque) else [(t, 0)]
-        for i, ((s, _), v) in enumerate(zip(lv, vals)):
-            n = f"k{cid}_{i}" if len(vals) > 1 else f"k{cid}"
-            self.prologue.append(f"{n} = {self.literal(v, s)}")
-            names.append(n)
-        self.names[cid] = names
-        return names
+        return [lit(x, s) for (s, _), x in zip(leaves(t), vals)]
 
     def literal(self, v, s) -> str:
-        if isinstance(s, Scalar) and s.kind == "bool":
-            return "True" if v else "False"
-        if isinstance(s, Scalar) and s.kind == "float":
-            f = float(v)
-            if math.isnan(f):
-                r = "np.nan"
-            elif math.isinf(f):
-                r = "np.inf" if f > 0 else "-np.inf"
-            else:
-                r = repr(f)
-            return f"{nb_type(s)}({r})"
-        if isinstance(s, Scalar):
-            return f"{nb_type(s)}({int(v)})"
-        return "0"
+        return lit(v, s)
 
     def define(self, ins: Instruction, exprs: list[str]):
-        """Assign the leaves of an instruction's result."""
-        rid = ins.result
-        names = [f"v{rid}"] if len(exprs) == 1 else [f"v{rid}_{i}" for i in range(len(exprs))]
-        for n, e in zip(names, exprs):
-            self.line(f"{n} = {e}")
-        self.names[rid] = names
-        self.spill_if_crossing(rid)
+        """The leaves of an instruction's result (operands already computed by the rule)."""
+        self.define_id(ins.result, exprs)
+
+    def define_id(self, rid: int, exprs: list[str]):
+        if rid in self.resident:
+            self.resident_store(rid, exprs)
+            return
+        if rid in self.crossing:
+            t = self.value_type(rid)
+            types = [ty(s) for s in self.leaf_types(t)] if not isinstance(t, Pointer) else ["i64"]
+            home = self._home(rid, types)
+            for (lt, a), e in zip(home, exprs):
+                self.emit(f"store {lt} {e}, ptr {a}")
+            return
+        self.names[rid] = list(exprs)
 
     def alias(self, rid: int, names: list[str]):
-        """A result that is exactly other values' leaves (copies, extracts): no code."""
-        self.names[rid] = list(names)
+        self.define_id(rid, names)
 
-    def leaf_types(self, t: Type) -> list:
-        return [s for s, _ in leaves(t)]
+    def _home(self, rid, types) -> list:
+        h = self.homes.get(rid)
+        if h is None:
+            h = self.homes[rid] = [(t, self.fn.alloca(t, f"h{rid}")) for t in types]
+        return h
 
-    # -- failure sites ----------------------------------------------------------------------------
-    def fail(self, ins: Instruction, message: str, detail: str = "0", detail2: str = "0") -> str:
-        """Code that records a failure at this site and leaves the kernel. The message may use
-        {d} and {e}: the runtime values of `detail` and `detail2`."""
-        self.sites.append(Site(ins, message))
-        k = len(self.sites)
-        lane = "-1" if getattr(self, "in_hoist", False) else "lane"
-        return (f"err[0] = {k}; err[1] = wg; err[2] = {lane}; err[3] = np.int64({detail}); "
-                f"err[4] = np.int64({detail2}); {self.fail_return}")
+    def cast_int(self, v: str, frm: int, to: int, signed: bool) -> str:
+        if frm == to:
+            return v
+        if frm > to:
+            return self.op(f"trunc i{frm} {v} to i{to}")
+        return self.op(f"{'sext' if signed else 'zext'} i{frm} {v} to i{to}")
 
-    def fail_group(self, ins: Instruction, message: str, detail: str = "0") -> str:
-        self.sites.append(Site(ins, message, "group"))
-        k = len(self.sites)
-        return f"err[0] = {k}; err[1] = wg; err[2] = -1; err[3] = np.int64({detail}); {self.fail_return}"
+    def to_i64(self, vid: int) -> str:
+        """An integer (or pointer) value widened to i64 as its signedness says."""
+        t = self.value_type(vid)
+        if isinstance(t, Pointer):
+            return self.ptr(vid, None).addr
+        v = self.val(vid)
+        if t.kind == "bool":
+            return self.op(f"zext i1 {v} to i64")
+        return self.cast_int(v, t.width, 64, t.signed)
 
-    def fail_lane_cases(self, ins: Instruction, messages: dict, case: str, lane: str, *details: str) -> str:
-        """One failure site with a message per case (the runtime value of `case`): one line of
-        generated code for an instruction that can fail in several ways."""
-        self.sites.append(Site(ins, messages))
-        k = len(self.sites)
-        ds = "".join(f"err[{3 + i}] = np.int64({x}); " for i, x in enumerate(details[:4]))
-        return (f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); {ds}err[7] = np.int64({case}); "
-                f"{self.fail_return}")
+    # -- failure sites -----------------------------------------------------------------------------------
+    def _site(self, ins, message, kind="lane") -> int:
+        self.sites.append(Site(getattr(ins, "origin", ins), message, kind))
+        return len(self.sites)
 
-    def fail_lane(self, ins: Instruction, message: str, lane: str, *details: str) -> str:
-        """A failure found by the scheduler that names a lane (an expression there); the message
-        may use {d}, {e}, {f} and {g}: the runtime values of up to four detail expressions."""
-        self.sites.append(Site(ins, message))
-        k = len(self.sites)
-        ds = "".join(f"err[{3 + i}] = np.int64({x}); " for i, x in enumerate(details[:4]))
-        return f"err[0] = {k}; err[1] = wg; err[2] = np.int64({lane}); {ds}{self.fail_return}"
+    def fail_if(self, cond: str, ins, message, lane: str | None = None, details=(), case: str = "0",
+                kind: str = "lane"):
+        """Branch to the failure block when `cond` (i1) holds: the site records `message` (which may
+        use {d} {e} {f} {g}, the runtime values of up to four i64 `details`, and be a dict by case)."""
+        site = self._site(ins, message, kind)
+        self.fail_edge(cond, str(site), lane, details, case)
 
-    # -- pointers ---------------------------------------------------------------------------------
-    def ptr(self, pid: int, ins: Instruction) -> Ptr:
+    def fail_edge(self, cond: str, site: str, lane=None, details=(), case: str = "0"):
+        ok = self.fn.label("ok")
+        if lane is None:
+            lane = "-1" if self.in_hoist or self.lane_reg is None else self.lane_reg
+        d = list(details) + ["0"] * (4 - len(details))
+        vals = [site, self.wg_reg, lane] + d[:4] + [case]
+        for phi, v in zip(self.fail_phis, vals):
+            phi.incoming.append((v, self.fn.cur))
+        self.fn.cbr(cond, "fail", ok)
+        self.fn.block(ok)
+
+    def fail(self, ins, message, *details):
+        """Fail unconditionally here (OpUnreachable); the block after is dead."""
+        self.fail_if("true", ins, message, details=details)
+
+    def fail_lane(self, ins, cond: str, message, lane: str, *details):
+        """A failure found by the scheduler for a lane of the workgroup (an i64 operand)."""
+        self.fail_if(cond, ins, message, lane=lane, details=details)
+
+    # -- pointers -------------------------------------------------------------------------------------------
+    def ptr(self, pid: int, ins) -> Ptr:
         p = self.ptrs.get(pid)
-        if p is not None:
-            return p
-        if pid in self.var_types:
-            p = self._var_ptr(pid, ins)
-            self.ptrs[pid] = p
-            return p
-        raise SpirvError(f"%{pid} is used as a pointer but is not one the generator knows", **ins.where())
+        if p is None and pid in self.var_types:
+            p = self.ptrs[pid] = self._var_ptr(pid, ins)
+        if p is None:
+            raise SpirvError(f"%{pid} is used as a pointer but is not one the generator knows",
+                             **(ins.where() if ins is not None else {}))
+        if p.kind == "mem" and pid in self.homes:
+            from dataclasses import replace
+            return replace(p, addr=self.vals(pid)[0])
+        return p
+
+    def define_ptr(self, rid: int, p: Ptr):
+        self.ptrs[rid] = p
+        if p.kind == "mem":
+            self.define_id(rid, [p.addr])
 
     def _var_ptr(self, v, ins) -> Ptr:
         pt = self.var_types[v]
         t, sc = pt.pointee, pt.storage
         if v in self.promoted:
-            return Ptr("var", t, sc, var=v, leaf=0)
+            return Ptr("var", t, sc, var=v)
         if v in self.resident_vars:
             return Ptr("res", t, sc, var=v)
         if v in self.bindings:
             b = self.bindings[v]
-            return Ptr("mem", t, sc, addr=f"bp{b.index}", root=(f"bp{b.index}", f"bn{b.index}"),
-                       static_off=0, root_min=b.min_size)
+            return Ptr("mem", t, sc, addr=f"%bp{b.index}", root=(f"%bp{b.index}", f"%bn{b.index}"),
+                       static_off=0, root_min=b.min_size,
+                       root_name=f"binding (set {b.set}, binding {b.binding}) '{b.name}'")
         if v == self.push_var:
-            return Ptr("mem", t, sc, addr="pushp", root=("pushp", "pushn"), static_off=0,
-                       root_min=self.meta.push_size)
+            return Ptr("mem", t, sc, addr="%pushp", root=("%pushp", "%pushn"), static_off=0,
+                       root_min=self.meta.push_size, root_name="the push constants")
         if v in self.shared:
-            off = self.shared[v]
-            name = f"sh{v}"
-            self.prologue.append(f"{name} = shp + {off}")
-            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))), static_off=0,
-                       root_min=size_of(t))
+            name = f"%sh{v}"
+            self.entry_defs.append(f"{name} = add i64 %shp, {self.shared[v]}")
+            return Ptr("mem", t, sc, addr=name, root=(name, size_of(t)), static_off=0, root_min=size_of(t),
+                       root_name=f"workgroup variable '{self.m.name_of(v)}'")
         if v in self.inputs:
-            return Ptr("builtin", t, sc, var=v, leaf=0)
+            return Ptr("builtin", t, sc, var=v)
         if v in self.frame_off:
-            name = f"fv{v}"
-            # The address depends on the lane: computed where the lane loop starts.
-            self.lane_prologue_used.add(v)
-            return Ptr("mem", t, sc, addr=name, root=(name, str(size_of(t))), static_off=0,
-                       root_min=size_of(t))
-        raise SpirvError(f"variable %{v} cannot be addressed", **ins.where())
+            return Ptr("mem", t, sc, addr=self.frame_addr(v), root=(self.frame_addr(v), size_of(t)),
+                       static_off=0, root_min=size_of(t), root_name=f"variable '{self.m.name_of(v)}'")
+        raise SpirvError(f"variable %{v} cannot be addressed", **(ins.where() if ins is not None else {}))
+
+    def frame_addr(self, v) -> str:
+        """The address of a variable in the current lane's private frame (made per lane)."""
+        name = f"%fv{v}"
+        if name not in self._frame_names:
+            self._frame_names.add(name)
+            self.lane_defs.append(f"{name} = add i64 %lanefr, {self.frame_off[v]}")
+        return name
 
     def check_range(self, ins, p: Ptr, addr: str, nbytes: int):
-        """Emit the bounds check of an access of nbytes at addr."""
-        if self.options.get("unchecked"):
+        """The bounds check of an access of nbytes at addr."""
+        if self.options.unchecked:
             return
         if p.static_off is not None and p.root_min is not None and p.static_off + nbytes <= p.root_min:
             return          # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
-            self.line(f"if {addr} < {base} or {addr} > {self._last_start(base, size, nbytes)}:")
-            self.indent += 1
-            self.line(self.fail(ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
-                                     f"{self.root_desc(base)}, which has {{e}} bytes",
-                                f"{addr} - {base}", size))
-            self.indent -= 1
+            lo = self.op(f"icmp ult i64 {addr}, {base}")
+            hi = self.op(f"icmp ugt i64 {addr}, {self._last_start(base, size, nbytes)}")
+            bad = self.op(f"or i1 {lo}, {hi}")
+            off = self.op(f"sub i64 {addr}, {base}")
+            self.fail_if(bad, ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
+                                   f"{p.root_name or 'its object'}, which has {{e}} bytes",
+                         details=(off, str(size)))
         else:
-            self.line(f"if not in_ranges(ranges, {addr}, {nbytes}):")
-            self.indent += 1
-            self.line(self.fail(ins, "access through a pointer that is outside every buffer "
-                                     "(address {d:#x})", addr))
-            self.indent -= 1
+            ok = self.op(f"call i1 {self.helper('in_ranges')}(ptr %ranges, i64 %nranges, i64 {addr}, i64 {nbytes})")
+            bad = self.op(f"xor i1 {ok}, true")
+            self.fail_if(bad, ins, "access through a pointer that is outside every buffer (address {d:#x})",
+                         details=(addr,))
 
-    def _last_start(self, base: str, size: str, nbytes: int) -> str:
-        """The last address where nbytes fit in the object at base. An object of constant size
-        (a workgroup or function variable) gives `base + constant`, which keeps LLVM able to
-        prove the check true for a bounded index; a buffer or the push constants, whose size
-        comes with the dispatch, gives a name set once per call (an instruction less per
-        checked access in a loop, and a value a loop can hold in a register)."""
-        if size.isdigit():
-            return f"{base} + {int(size) - nbytes}"
-        name = f"{base}_last{nbytes}"
-        if name not in self._last_starts:
-            self._last_starts.add(name)
-            self.prologue.append(f"{name} = {base} + {size} - {nbytes}")
+    def _last_start(self, base: str, size, nbytes: int) -> str:
+        """The last address where nbytes fit in the object at base (a constant-size object gives
+        base + constant, which lets LLVM prove a bounded index in range)."""
+        if isinstance(size, int):
+            return self.op(f"add i64 {base}, {size - nbytes}")
+        key = (base, nbytes)
+        name = self._last_starts.get(key)
+        if name is None:
+            name = self._last_starts[key] = f"{base}.last{nbytes}"
+            self.entry_defs.append(f"{name}.0 = add i64 {base}, {size}")
+            self.entry_defs.append(f"{name} = sub i64 {name}.0, {nbytes}")
         return name
 
-    def root_desc(self, base: str) -> str:
-        """Words for the object a root address expression names (for error messages)."""
-        if base.startswith("bp"):
-            b = self.meta.bindings[int(base[2:])]
-            return f"binding (set {b.set}, binding {b.binding}) '{b.name}'"
-        if base == "pushp":
-            return "the push constants"
-        if base.startswith("sh"):
-            return f"workgroup variable '{self.m.name_of(int(base[2:]))}'"
-        if base.startswith("fv"):
-            return f"variable '{self.m.name_of(int(base[2:]))}'"
-        if base.startswith("a") and base.endswith("_lo"):
-            return "the buffer the tensor load's Pointer points into"
-        return "its object"
+    def addr_plus(self, addr: str, off: int) -> str:
+        return addr if not off else self.op(f"add i64 {addr}, {off}")
 
     def load_leaf(self, s, addr: str, raw: bool = False) -> str:
-        """A leaf's value from memory (raw: its memory bits, for a bit move)."""
-        from .rules.common import leaf_format
-        f = leaf_format(s)
-        m = f"ld_{f.mem}({addr})"
-        return m if raw else f.from_mem(m)
+        """A leaf's value from memory at addr (raw: its memory bits, for a bit move)."""
+        mt = mem_ty(s)
+        p = self.op(f"inttoptr i64 {addr} to ptr")
+        m = self.op(f"load {mt}, ptr {p}, align 1")
+        return m if raw else self.from_mem(m, s)
 
-    def store_leaf(self, s, addr: str, v: str, raw: bool = False) -> str:
-        from .rules.common import leaf_format
-        f = leaf_format(s)
-        return f"st_{f.mem}({addr}, {v if raw else f.to_mem(v)})"
+    def store_leaf(self, s, addr: str, v: str, raw: bool = False):
+        mt = mem_ty(s)
+        p = self.op(f"inttoptr i64 {addr} to ptr")
+        self.emit(f"store {mt} {v if raw else self.to_mem(v, s)}, ptr {p}, align 1")
 
-    # -- builtins ---------------------------------------------------------------------------------
+    def from_mem(self, m: str, s) -> str:
+        """A register value of scalar s from its memory form."""
+        if s.kind == "bool":
+            return self.op(f"icmp ne i32 {m}, 0")
+        if s.kind == "float" and s.width < 32:
+            if s.encoding == "bf16":
+                return self.op(f"call float {self.helper('bf16_to_f32')}(i16 {m})")
+            if s.width == 16:
+                return self.op(f"call float {self.helper('f16_to_f32')}(i16 {m})")
+            return self.lib_scalar(f"jitcoop.kernels.formats:{s.encoding}_to_f32", [("u8", m)], "float")
+        return m
+
+    def to_mem(self, v: str, s) -> str:
+        if s.kind == "bool":
+            return self.op(f"zext i1 {v} to i32")
+        if s.kind == "float" and s.width < 32:
+            if s.encoding == "bf16":
+                return self.op(f"call i16 {self.helper('f32_to_bf16')}(float {v})")
+            if s.width == 16:
+                return self.op(f"call i16 {self.helper('f32_to_f16')}(float {v})")
+            return self.lib_scalar(f"jitcoop.kernels.formats:f32_to_{s.encoding}", [("f32", v), ("b", "false")],
+                                   "i8")
+        return v
+
+    # -- builtins ------------------------------------------------------------------------------------------
     def builtin_leaves(self, name: str, ins) -> list[str]:
         lx, ly, lz = self.local_size
-        u = "np.uint32"
+        u = lambda v: self.op(f"trunc i64 {v} to i32")
         if name == "LocalInvocationId":
-            self.lane_prologue_used.add("lid")
-            return [f"{u}(lx)", f"{u}(ly)", f"{u}(lz)"]
+            return [u("%lx"), u("%ly"), u("%lz")]
         if name == "LocalInvocationIndex":
-            return [f"{u}(lane)"]
+            return [u(self.lane_reg)]
         if name == "WorkgroupId":
-            return [f"{u}(wx)", f"{u}(wy)", f"{u}(wz)"]
+            return [u("%wx"), u("%wy"), u("%wz")]
         if name == "NumWorkgroups":
-            return [f"{u}(ngx)", f"{u}(ngy)", f"{u}(ngz)"]
+            return [u("%ngx"), u("%ngy"), u("%ngz")]
         if name == "GlobalInvocationId":
-            self.lane_prologue_used.add("lid")
-            return [f"{u}(wx * {lx} + lx)", f"{u}(wy * {ly} + ly)", f"{u}(wz * {lz} + lz)"]
-        if name == "WorkgroupSize":
-            return [f"{u}({lx})", f"{u}({ly})", f"{u}({lz})"]
-        if name in ("SubgroupSize", "SubgroupMaxSize"):
-            return [f"{u}({self.sg})"]
-        if name == "SubgroupLocalInvocationId":
-            return [f"{u}(lane % {self.sg})"]
-        if name == "SubgroupId":
-            return [f"{u}(lane // {self.sg})"]
-        if name == "NumSubgroups":
-            return [f"{u}({self.NSG})"]
-        if name in ("SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask", "SubgroupLeMask", "SubgroupLtMask"):
             out = []
-            for w in range(4):
-                out.append(f"{u}(mask_{name[8:10].lower()}(lane % {self.sg}, {w}))")
+            for w, l, n in (("%wx", "%lx", lx), ("%wy", "%ly", ly), ("%wz", "%lz", lz)):
+                a = self.op(f"mul i64 {w}, {n}")
+                out.append(u(self.op(f"add i64 {a}, {l}")))
             return out
+        if name == "WorkgroupSize":
+            return [str(lx), str(ly), str(lz)]
+        if name in ("SubgroupSize", "SubgroupMaxSize"):
+            return [str(self.sg)]
+        if name == "SubgroupLocalInvocationId":
+            return [u(self.op(f"urem i64 {self.lane_reg}, {self.sg}"))]
+        if name == "SubgroupId":
+            return [u(self.op(f"udiv i64 {self.lane_reg}, {self.sg}"))]
+        if name == "NumSubgroups":
+            return [str(self.NSG)]
+        if name in ("SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask", "SubgroupLeMask", "SubgroupLtMask"):
+            i = self.op(f"urem i64 {self.lane_reg}, {self.sg}")
+            return [self._mask_word(name[8:10], i, w) for w in range(4)]
         raise SpirvError(f"built-in {name} is not supported in compute shaders", **ins.where())
 
-    # -- the kernel -------------------------------------------------------------------------------
-    def build(self) -> tuple[str, KernelMeta]:
-        ff = self.ff
-        self.block_index = {b.label: i for i, b in enumerate(ff.blocks)}
-        self.has_collectives = any(b.collective for b in ff.blocks)
-        self.meta.has_collectives = self.has_collectives
-        self._find_alias_loads()
-        self._find_uniform()
-        self._find_bit_moves()
-        self.live_in = liveness(ff, _UsesDefs(self)) if self.has_collectives else {}
-        self.slots: dict[str, tuple] = {}        # leaf name -> (dtype tag, row)
-        self.slot_groups: dict[str, list] = {}   # leaf name -> the fragment it belongs to
-        self.slot_rows: dict[str, list] = {}     # dtype tag -> leaf names, one per row
-        if self.has_collectives:
-            self._plan_spills()
-        body_lines = self._emit_blocks()
-        sched_lines = self._emit_scheduler() if self.has_collectives else []
+    def _mask_word(self, kind: str, i: str, w: int) -> str:
+        """Word w of a subgroup mask of lane index i (within the subgroup)."""
+        lo = 32 * w
+        # bits of the word set for positions p with lo <= p < lo + 32 and (p ? i)
+        rel = self.op(f"sub i64 {i}, {lo}")
+        if kind == "Eq":
+            inw = self.op(f"icmp ult i64 {rel}, 32")
+            sh = self.op(f"and i64 {rel}, 31")
+            bit = self.op(f"shl i64 1, {sh}")
+            return self.op(f"trunc i64 {self.op(f'select i1 {inw}, i64 {bit}, i64 0')} to i32")
+        # count of positions below i (Lt), up to i (Le): ones below bit n of the word
+        if kind in ("Lt", "Le"):
+            n = rel if kind == "Lt" else self.op(f"add i64 {rel}, 1")
+            c = self._clamp32(n)
+            ones = self.op(f"shl i64 1, {c}")
+            m = self.op(f"sub i64 {ones}, 1")
+            return self.op(f"trunc i64 {m} to i32")
+        n = self.op(f"add i64 {rel}, 1") if kind == "Gt" else rel
+        c = self._clamp32(n)
+        ones = self.op(f"shl i64 1, {c}")
+        m = self.op(f"sub i64 {ones}, 1")
+        inv = self.op(f"xor i64 {m}, 4294967295")
+        full = self.op(f"and i64 {inv}, {self._sg_word_mask(w)}")
+        return self.op(f"trunc i64 {full} to i32")
+
+    def _clamp32(self, n: str) -> str:
+        lo = self.op(f"icmp slt i64 {n}, 0")
+        a = self.op(f"select i1 {lo}, i64 0, i64 {n}")
+        hi = self.op(f"icmp sgt i64 {a}, 32")
+        return self.op(f"select i1 {hi}, i64 32, i64 {a}")
+
+    def _sg_word_mask(self, w: int) -> int:
+        """Bits of word w that name lanes of the subgroup."""
+        n = max(0, min(32, self.sg - 32 * w))
+        return (1 << n) - 1
+
+    # -- the kernel ----------------------------------------------------------------------------------------
+    def build(self, name: str = "kernel") -> tuple[str, KernelMeta]:
+        """The module's LLVM IR, with the kernel function named `name`, and its metadata."""
+        self.fn = Function(KERNEL_HEADER.format(name=name))
+        self._start()
+        self._emit_body()
+        self._finish()
         self.meta.sites = self.sites
-        return self._assemble(body_lines, sched_lines), self.meta
+        return self._module_text(), self.meta
 
-    def _emit_blocks(self) -> list[str]:
+    def _reset_state(self):
+        self.names: dict[int, list[str]] = {}
+        self.homes: dict[int, list] = {}
+        self.ptrs: dict[int, Ptr] = {}
+        self.var_homes: dict[int, list] = {}
+        self._frame_names: set[str] = set()
+        self._last_starts: dict = {}
         self.in_hoist = False
+        self.lane_reg: str | None = None
+        self.wg_reg = "%wg"
+        self.collective_blocks: list = []
+        self._phis: dict[int, list] = {}
+        self._emitted_callbacks: set = set()
+        self._init_collectives()
+
+    def _start(self):
+        """entry, the workgroup loop's head and prologue, the failure block."""
+        self._reset_state()
+        fn = self.fn
+        fn.block("entry")
+        for i, n in enumerate(("%ngx", "%ngy", "%ngz")):
+            p = fn.op(f"getelementptr i64, ptr %grid, i64 {i}")
+            fn.emit(f"{n} = load i64, ptr {p}")
+        for bd in self.meta.bindings:
+            for k, n in ((0, f"%bp{bd.index}"), (1, f"%bn{bd.index}")):
+                p = fn.op(f"getelementptr i64, ptr %bind, i64 {2 * bd.index + k}")
+                fn.emit(f"{n} = load i64, ptr {p}")
+        for k, n in enumerate(("%pushp", "%pushn")):
+            p = fn.op(f"getelementptr i64, ptr %push, i64 {k}")
+            fn.emit(f"{n} = load i64, ptr {p}")
+        for k, n in enumerate(("%shp", "%pvp", "%workp", "%constp")):
+            p = fn.op(f"getelementptr i64, ptr %scratch, i64 {k}")
+            fn.emit(f"{n} = load i64, ptr {p}")
+        fn.emit("%work = inttoptr i64 %workp to ptr")
+        fn.emit("%consts = inttoptr i64 %constp to ptr")
+        self.entry_defs = fn.splice()
+        fn.br("wg.head")
+        # the failure block: every failing site branches here with its record
+        fn.block("fail")
+        self.fail_phis = [fn.phi("i64", n) for n in ("f.site", "f.wg", "f.lane", "f.d", "f.e", "f.f", "f.g",
+                                                    "f.case")]
+        for k, phi in enumerate(self.fail_phis):
+            p = fn.op(f"getelementptr i64, ptr %err, i64 {k}")
+            fn.emit(f"store i64 {phi.name}, ptr {p}")
+        fn.emit("ret i64 1")
+        fn.block("failed")          # a callback recorded its failure in err already
+        fn.emit("ret i64 1")
+        fn.block("wg.head")
+        wg = fn.phi("i64", "wg")
+        wg.name = "%wg"
+        self._wg_phi = wg
+        wg.incoming.append(("%wg_begin", "entry"))
+        more = fn.op("icmp slt i64 %wg, %wg_end")
+        fn.cbr(more, "wg.body", "exit")
+        fn.block("exit")
+        fn.emit("ret i64 0")
+        fn.block("wg.body")
+        fn.emit("%wx = urem i64 %wg, %ngx")
+        fn.emit("%wq = udiv i64 %wg, %ngx")
+        fn.emit("%wy = urem i64 %wq, %ngy")
+        fn.emit("%wz = udiv i64 %wq, %ngy")
+        c = fn.op("load volatile i64, ptr %cancel")
+        cn = fn.op(f"icmp ne i64 {c}, 0")
+        self.fail_edge(cn, "-1", "-1")
+        self.wg_tail = fn.cur            # the workgroup prologue: values computed once per workgroup
         self._emit_workgroup_init()
-        self.stored_vars = set()
-        for b in self.ff.blocks:
-            for ins in b.instrs:
-                if ins.opname == "OpStore":
-                    self.stored_vars.add(self.var_of.get(ins.operands[0], ins.operands[0]))
-        saved = self.lines
-        self.lines = []
-        self.indent = 0
-        self._find_mergeable()
-        self._find_simple_loops()
-        self._merge_branch_arms()
-        self.inline_blocks = self.merged | self.loop_bodies | self.inline_headers | self.loop_exits
-        first = True
-        for b in self.ff.blocks:
-            if b.label in self.inline_blocks:
-                continue            # emitted inside its only predecessor
-            idx = self.block_index[b.label]
-            self.line(f"{'if' if first else 'elif'} b == {idx}:")
-            first = False
-            self.indent += 1
-            if idx == 0:
-                self.current_block = b
-                self._emit_lane_init()
-            if b.label in self.simple_loops:
-                self._emit_simple_loop(b)
-            else:
-                self._emit_block_body(b)
-            self.indent -= 1
-        self.line("else:")
-        self.line("    break")
-        out = self.lines
-        self.lines = saved
-        return out
-
-    def _emit_block_body(self, b):
-        self.current_block = b
-        if b.collective:
-            self._emit_suspend(b)
-            return
-        if self.has_collectives and self._is_resume(b):
-            self._emit_reload(b)
-        for ins in b.instrs:
-            self._emit_instruction(ins)
-        self._emit_instruction(b.term)
-
-    # Branch arms merged into their block nest one level deeper each; Python's parser allows 100
-    # levels of indentation, and the kernel's own structure takes about 8.
-    MERGE_DEPTH = 12
-
-    def _find_mergeable(self):
-        """Blocks entered only by an unconditional branch from their single predecessor are
-        emitted inline there: fewer dispatches per loop iteration, fewer cases for numba."""
-        self.merged = set()
-        self.inline_headers = set()
-        self.loop_exits = set()
-        for b in self.ff.blocks:
-            if b.term.opname == "OpBranch" and self._enters_alone(b.term.operands[0], b):
-                self.merged.add(b.term.operands[0])
-
-    def _enters_alone(self, t, b) -> bool:
-        """Whether block b is the only way into block t (and t may be emitted inside b's code)."""
-        tb = self._bmap().get(t)
-        return (tb is not None and t != self.ff.blocks[0].label and t != b.label
-                and self._preds().get(t) == [b.label]
-                and not (self.has_collectives and self._is_resume(tb)))
-
-    def _merge_branch_arms(self):
-        """The arms of conditional branches and switches entered from their block alone, and
-        simple loops entered from one block, are emitted inside that block; a simple loop's
-        exit entered from its header alone follows its `while`. A lane then runs its
-        straight-line code from one dispatch to the next (the GEMM's K step: five dispatches
-        per lane became two; measured on the GEMM without its MulAdds, loads and staging
-        loop, the lane passes took 16 ms instead of 29). An arm nested deeper than MERGE_DEPTH
-        stays a dispatch target."""
-        bmap = self._bmap()
-        preds = self._preds()
-        entry = self.ff.blocks[0].label
-        parent = {}                 # a block that may be emitted inside its only way in
-        for b in self.ff.blocks:
-            if b.label in self.loop_bodies:
-                continue
-            exit_only = b.label in self.simple_loops
-            for x in self._arms(b):
-                if x in self.simple_loops:
-                    body = self.simple_loops[x][0]
-                    if x != entry and [p for p in preds.get(x, ()) if p != body] == [b.label]:
-                        parent[x] = b.label
-                elif x in self.loop_bodies:
-                    continue
-                elif self._enters_alone(x, b) and (
-                        exit_only or (b.term.opname != "OpBranch" and not bmap[x].collective)):
-                    parent[x] = b.label
-        work = [(b.label, 0) for b in self.ff.blocks if b.label not in self.merged
-                and b.label not in self.loop_bodies and b.label not in parent]
-        while work:
-            lab, depth = work.pop()
-            b = bmap[lab]
-            inner = depth + (b.term.opname != "OpBranch")
-            for x in self._arms(b):
-                if x in self.merged:
-                    work.append((x, depth))
-                elif parent.get(x) != lab:
-                    continue
-                elif lab in self.simple_loops:
-                    if x != self.simple_loops[lab][0]:
-                        self.loop_exits.add(x)          # emitted after the loop's `while`
-                        work.append((x, depth))
-                elif inner + (x in self.simple_loops) > self.MERGE_DEPTH:
-                    work.append((x, 0))                 # a dispatch target of its own
-                else:
-                    (self.inline_headers if x in self.simple_loops else self.merged).add(x)
-                    work.append((x, inner + (x in self.simple_loops)))
-
-    @staticmethod
-    def _arms(b) -> list:
-        """The blocks b's terminator goes to, each once, leaving out switch targets named twice
-        (their code would be emitted twice)."""
-        t = b.term
-        if t.opname == "OpBranch":
-            return [t.operands[0]]
-        if t.opname == "OpBranchConditional":
-            return list(dict.fromkeys(t.operands[1:3]))
-        if t.opname == "OpSwitch":
-            targets = [t.operands[1]] + t.operands[3::2]
-            return [x for x in dict.fromkeys(targets) if targets.count(x) == 1]
-        return []
-
-    def _find_simple_loops(self):
-        """Loops of lane code with one exit, at the header, and a straight body: header H ends
-        in a conditional branch to its body B (entered from H alone) or out; B and the blocks
-        merged after it end back at H. Such a loop is emitted as a Python `while` inside H's
-        case, so an iteration costs no dispatch through the block switch (measured: a shared
-        memory staging loop ran at about 6 ns per element through the switch)."""
-        self.simple_loops: dict[int, tuple[int, int, bool]] = {}
-        self.short_loops: set[int] = set()      # simple loops that end within SHORT_TRIPS
-        self.loop_bodies: set[int] = set()
-        self.inline_loop = None
-        preds = self._preds()
-        bmap = self._bmap()
-        entry = self.ff.blocks[0].label
-        for h in self.ff.blocks:
-            t = h.term
-            if (h.collective or h.label == entry or t.opname != "OpBranchConditional"
-                    or t.operands[1] == t.operands[2] or h.label in self.merged
-                    or (self.has_collectives and self._is_resume(h))):
-                continue
-            for on_true, (body, out) in ((True, t.operands[1:3]), (False, t.operands[2:0:-1])):
-                chain = self._straight_back(h.label, body, preds, bmap)
-                if chain:
-                    self.simple_loops[h.label] = (body, out, on_true)
-                    self.loop_bodies.add(body)
-                    trips = trip_bound(h, on_true, chain, self.ff.defs, self._int_const, self.value_type)
-                    if trips is not None and trips <= SHORT_TRIPS:
-                        self.short_loops.add(h.label)
-                    break
-
-    _ADDRESS = re.compile(r"(bp\d+|sh\d+|fv\d+|pushp|\w+_last\d+)$")
-    _VALUE = re.compile(r"v(\d+)(?:_(\d+))?$")
-
-    def _pinnable(self, name: str) -> bool:
-        """Whether a name of the generated code holds an integer register value (an address,
-        a bound, or a SPIR-V integer of 32 or 64 bits): what pin_invariants may re-bind."""
-        if name == "lane" or self._ADDRESS.match(name):
-            return True
-        m = self._VALUE.match(name)
-        if m is None:
-            return False
-        vid = int(m.group(1))
-        if name not in self.names.get(vid, ()) or vid in self.resident:
-            return False
-        t = self.value_type(vid)
-        if m.group(2) is not None:          # a leaf of a vector or composite value
-            t = leaves(t)[int(m.group(2))][0] if not isinstance(t, Opaque) else None
-        return isinstance(t, Scalar) and t.kind == "int" and t.width in (32, 64)
-
-    def _int_const(self, vid: int):
-        """An integer constant's value (spec constants as specialized), or None."""
-        if not self.spec.is_const(vid) or self.m.defs[vid].opname == "OpUndef":
-            return None
-        t = self.value_type(vid)
-        if not isinstance(t, Scalar) or t.kind != "int":
-            return None
-        return int(self.spec.scalar_const(vid))
-
-    def _straight_back(self, h, body, preds, bmap) -> set:
-        """The blocks of body (entered from h alone) when it runs straight, through merged
-        blocks only, back to h; else an empty set."""
-        if preds.get(body) != [h] or body not in bmap or body in self.merged:
-            return set()
-        cur = bmap[body]
-        chain = set()
-        for _ in range(64):
-            if cur.collective or (self.has_collectives and self._is_resume(cur)):
-                return set()
-            if cur.term.opname != "OpBranch":
-                return set()
-            chain.add(cur.label)
-            nxt = cur.term.operands[0]
-            if nxt == h:
-                return chain
-            if nxt not in self.merged or nxt not in bmap:
-                return set()
-            cur = bmap[nxt]
-        return set()
-
-    def _emit_simple_loop(self, h):
-        body, out, on_true = self.simple_loops[h.label]
-        outer, self.lines = self.lines, []
-        self.line("while True:")
-        self.indent += 1
-        self.current_block = h
-        for ins in h.instrs:
-            self._emit_instruction(ins)
-        cond = self.val(h.term.operands[0])
-        self.line(f"if {'not ' if on_true else ''}{cond}:")
-        self.indent += 1
-        after = out in self.loop_exits
-        self.goto(out, stay=after)
-        self.line("break")
-        self.indent -= 1
-        self.inline_loop = h.label
-        self._emit_block_body(self._bmap()[body])
-        self.inline_loop = None
-        self.indent -= 1
-        loop, self.lines = self.lines, outer
-        self.lines.extend(pin_invariants(loop, "    " * self.indent, self._pinnable))
-        if after:
-            # The exit, entered from the header alone, runs after the `while`.
-            tb = self._bmap()[out]
-            if out in self.simple_loops:
-                self._emit_simple_loop(tb)
-            else:
-                self._emit_block_body(tb)
-
-    def _is_resume(self, b) -> bool:
-        return b.label in self.resume_labels
-
-    @property
-    def resume_labels(self):
-        if not hasattr(self, "_resume_labels"):
-            self._resume_labels = {cb.term.operands[0] for cb in self.ff.blocks if cb.collective}
-        return self._resume_labels
 
     def _emit_workgroup_init(self):
         """Workgroup variables with an initializer (VK_KHR_zero_initialize_workgroup_memory) are
@@ -1158,521 +607,137 @@ class KernelGen:
             var_ins = self.m.defs[v]
             if len(var_ins.operands) < 2:
                 continue
-            p = self.ptr(v, var_ins)
-            t = self.var_types[v].pointee
-            for (s, off), e in zip(leaves(t), self.vals(var_ins.operands[1])):
-                self.wg_prologue.append(self.store_leaf(s, f"{p.addr} + {off}", e))
-
-    def _emit_lane_init(self):
-        # Private variables start at their initializer (or zero) in every invocation; Function
-        # variables of the entry point with initializers likewise.
-        for v in self.private_vars + [x.result for x in self.ff.variables]:
-            var_ins = self.ff.defs.get(v) or self.m.defs.get(v)
-            init = var_ins.operands[1] if len(var_ins.operands) > 1 else None
-            t = self.var_types[v].pointee
-            if v in self.resident_vars:
-                if init is not None:
-                    arr, r0, _ = self.resident_block(("var", v))
-                    for i, e in enumerate(self.vals(init)):
-                        self.line(f"{arr}[{r0 + i}, lane] = {e}")
-                continue
-            if v in self.promoted:
-                names = [f"x{v}_{i}" for i in range(n_leaves(t))]
-                if init is not None:
-                    src = self.vals(init)
-                else:
-                    # Zero, not left unassigned: a variable read (or spilled) on a path that has
-                    # not written it all must still be a defined local for numba.
-                    src = [self.literal(0, s) for s in self.leaf_types(t)]
-                for n, s in zip(names, src):
-                    self.line(f"{n} = {s}")
-            elif init is not None:
+            with self.at("wg_tail"):
                 p = self.ptr(v, var_ins)
-                for (s, off), e in zip(leaves(t), self.vals(init)):
-                    self.line(self.store_leaf(s, f"{p.addr} + {off}", e))
+                t = self.var_types[v].pointee
+                for (s, off), e in zip(leaves(t), self.vals(var_ins.operands[1])):
+                    self.store_leaf(s, self.addr_plus(p.addr, off), e)
 
-    UNIFORM_BUILTINS = ("WorkgroupId", "NumWorkgroups", "WorkgroupSize", "SubgroupSize",
-                        "SubgroupMaxSize", "NumSubgroups")
-
-    def _find_uniform(self):
-        """Values that are the same for every lane of a workgroup and cost nothing to compute
-        early: pure instructions on constants, workgroup built-ins and push constant / read-only
-        uniform buffer loads. They are computed once per workgroup, before the lane loop."""
-        from .rules import PURE
-        hoisted = set()
-        if self.options.get("no_hoist"):
-            self.hoisted = hoisted
-            return
-        readonly_roots = {self.push_var} | {v for v, b in self.bindings.items()
-                                            if b.storage == "Uniform" and not b.writable}
-        uniform_inputs = {v for v, n in self.inputs.items() if n in self.UNIFORM_BUILTINS}
-        chain_root = {}
-
-        def ok(x):
-            return (self.spec.is_const(x) or x in hoisted or x in self.bindings or x == self.push_var
-                    or x in self.shared or x in uniform_inputs)
-
-        for b in self.ff.blocks:
-            for ins in b.instrs:
-                op = ins.opname
-                if ins.result is None:
-                    continue
-                if op in ("OpAccessChain", "OpInBoundsAccessChain"):
-                    base = ins.operands[0]
-                    root = chain_root.get(base, base)
-                    if (root in self.bindings or root == self.push_var or root in self.shared
-                            or root in uniform_inputs) and all(ok(x) for x in ins.operands):
-                        hoisted.add(ins.result)
-                        chain_root[ins.result] = root
-                    continue
-                if op == "OpLoad":
-                    ptr = ins.operands[0]
-                    root = chain_root.get(ptr, ptr)
-                    if (root in readonly_roots or root in uniform_inputs) and ok(ptr):
-                        hoisted.add(ins.result)
-                    continue
-                if op == "OpExtInst":
-                    set_name = self.m.ext_imports.get(ins.operands[0], "")
-                    pure = set_name == "GLSL.std.450" and ins.operands[1] not in (35, 52)  # Modf, Frexp
-                    args = ins.operands[2:]
-                elif op in PURE:
-                    pure, args = True, [ins.operands[i] for i in id_operand_positions(ins)]
-                else:
-                    continue
-                if pure and all(ok(x) for x in args) and not isinstance(self.rtype(ins), Opaque):
-                    hoisted.add(ins.result)
-        self.hoisted = hoisted
-
-    def _find_bit_moves(self):
-        """Loads of float16, bfloat16 and fp8 values whose only uses are stores to memory in the
-        same block (a copy into shared memory, say): the bits move as they are. A move changes no
-        bit of the value, NaN payloads included, and costs no conversion either way."""
-        from .rules.common import leaf_format
-        self.bit_moves = set()
-        for b in self.ff.blocks:
-            here = {id(ins) for ins in b.instrs}
-            for ins in b.instrs:
-                if ins.opname != "OpLoad" or not self._in_memory(ins.operands[0]):
-                    continue
-                t = self.rtype(ins)
-                if isinstance(t, (Opaque, Pointer)):
-                    continue
-                lt = self.leaf_types(t)
-                if not lt or not all(isinstance(s, Scalar) and s.kind == "float"
-                                     and leaf_format(s).decode for s in lt):
-                    continue
-                us = self.users.get(ins.result, ())
-                if us and all(u.opname == "OpStore" and u.operands[1] == ins.result
-                              and id(u) in here and self._in_memory(u.operands[0]) for u in us):
-                    self.bit_moves.add(ins.result)
-
-    def _in_memory(self, pid) -> bool:
-        """Whether a pointer reaches memory (a binding, workgroup or frame memory, a physical
-        address) rather than a promoted or resident variable or a built-in input."""
-        seen = 0
-        while seen < 64:
-            d = self.ff.defs.get(pid)
-            if d is None or d.opname not in self.ACCESS_CHAINS:
-                break
-            pid = d.operands[0]
-            seen += 1
-        if pid in self.promoted or pid in self.resident_vars or pid in self.inputs:
-            return False
-        d = self.ff.defs.get(pid) or self.m.defs.get(pid)
-        if d is not None and d.opname in ("OpPhi", "OpSelect", "OpCopyObject"):
-            return False             # may name a promoted variable on some path
-        return True
-
-    def _find_alias_loads(self):
-        """Loads of promoted variables whose value can be the variable's own locals: every use is
-        later in the same block and no store to the variable comes between (saves a copy, and
-        numba typing time, per load)."""
-        var_of = {}
-        for b in self.ff.blocks:
-            for ins in b.instrs:
-                if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
-                    base = var_of.get(ins.operands[0], ins.operands[0])
-                    if base in self.promoted:
-                        var_of[ins.result] = base
-        self.var_of = var_of
-        ok = set()
-        for b in self.ff.blocks:
-            pos = {}
-            seq = b.instrs + [b.term]
-            for i, ins in enumerate(seq):
-                for x in used_ids(ins):
-                    pos.setdefault(x, []).append(i)
-            # successors' phis read values at the end of this block
-            for s in b.succs():
-                for phi in self._bmap()[s].phis if s in self._bmap() else ():
-                    for k in range(0, len(phi.operands), 2):
-                        if phi.operands[k + 1] == b.label:
-                            pos.setdefault(phi.operands[k], []).append(len(seq))
-            stores = {}
-            for i, ins in enumerate(seq):
-                if ins.opname == "OpStore":
-                    v = var_of.get(ins.operands[0], ins.operands[0])
-                    stores.setdefault(v, []).append(i)
-            for i, ins in enumerate(seq):
-                if ins.opname != "OpLoad":
-                    continue
-                v = var_of.get(ins.operands[0], ins.operands[0])
-                if v not in self.promoted:
-                    continue
-                uses = pos.get(ins.result, [])
-                total = sum(1 for u in self.users.get(ins.result, ()))
-                if len([u for u in uses if u < len(seq)]) < total:
-                    continue          # used in another block
-                last = max(uses, default=i)
-                if any(i < st <= last for st in stores.get(v, ())):
-                    continue
-                ok.add(ins.result)
-        self.alias_loads = ok
-
-    def var_leaf_names(self, v: int) -> list[str]:
-        t = self.var_types[v].pointee
-        return [f"x{v}_{i}" for i in range(n_leaves(t))]
-
-    def _emit_instruction(self, ins: Instruction):
-        op = ins.opname
-        if op == "OpExtInst":
-            set_name = self.m.ext_imports.get(ins.operands[0], "?")
-            if set_name.startswith("NonSemantic."):
-                return
-            from ..spirv.grammar import grammar
-            spec = grammar().extinst[set_name][ins.operands[1]]
-            rule = lambda em, i: R.EXT_RULES[(set_name, spec.opname)](em, i, i.operands[2:])
+    def _emit_body(self):
+        """The lane loop (and, with collectives, the scheduler around it)."""
+        fn = self.fn
+        lx, ly, _ = self.local_size
+        W = self.W
+        self.lane_defs_label = None
+        fn.block("lane.head")
+        lane = fn.phi("i64", "lane")
+        lane.name = "%lane"
+        self.lane_reg = "%lane"
+        self._lane_phi = lane
+        if self.has_collectives:
+            self.state = self.work_array("state", "i32", W)
+            p = fn.op(f"getelementptr i32, ptr {self.state}, i64 %lane")
+            st = fn.op(f"load i32, ptr {p}")
+            self.st_ptr = p
+            neg = fn.op(f"icmp slt i32 {st}, 0")
+            fn.cbr(neg, "lane.latch", "lane.go")
         else:
-            rule = R.RULES[op]
-        if ins.result in self.hoisted:
-            # Once per workgroup, before the lane loop.
-            saved, saved_indent = self.lines, self.indent
-            self.lines, self.indent, self.in_hoist = self.wg_prologue, 0, True
-            try:
-                rule(self, ins)
-            finally:
-                self.lines, self.indent, self.in_hoist = saved, saved_indent, False
-            return
-        rule(self, ins)
-
-    # -- branching (used by the control-flow rules) -------------------------------------------------
-    def goto(self, target: int, from_label: int | None = None, stay: bool = False):
-        """Emit the phi copies for the edge to `target`, then the block change (or the target
-        itself, when it is merged into its only predecessor). stay: the copies only (the
-        caller places the target's code next)."""
-        from_label = self.current_block.label if from_label is None else from_label
-        tb = self._bmap().get(target)
-        if tb is None:
-            raise SpirvError(f"branch to %{target}, which is not a block of this function",
-                             **self.current_block.term.where())
-        seen = {target}
-        while not stay and self._forwardable(tb) and tb.term.operands[0] not in seen:
-            # An empty block that only branches on: go straight to where it goes.
-            target = tb.term.operands[0]
-            seen.add(target)
-            tb = self._bmap()[target]
-        copies = []
-        res_copies = []
-        for phi in tb.phis:
-            src = next((phi.operands[i] for i in range(0, len(phi.operands), 2)
-                        if phi.operands[i + 1] == from_label), None)
-            if src is None:
-                raise SpirvError(f"OpPhi has no value for the edge from %{from_label}", **phi.where())
-            if phi.result in self.resident:
-                res_copies.append((phi.result, src))
-                continue
-            if isinstance(self.rtype(phi), Pointer):
-                sp = self.ptrs.get(src)
-                self._phi_ptr(phi, sp)
-                srcs = [sp.addr if sp is not None and sp.kind == "mem" else self.vals(src)[0]]
-            else:
-                srcs = self.vals(src)
-            for n, s in zip(self.phi_names(phi), srcs):
-                copies.append((n, self.tmp("p"), s))
-        # Parallel copy: phis of one block may read each other. A resident matrix phi whose source
-        # is another phi of this block goes through the source's copy made first.
-        phis_here = {phi.result for phi in tb.phis}
-        staged = {}
-        for dst, src in res_copies:
-            if src in phis_here and src in self.resident and src not in staged:
-                staged[src] = ("var", -src)     # a scratch block of the source's shape
-                self.var_types[-src] = Pointer("Function", self.value_type(src))
-                self.resident_copy(staged[src], src)
-        for dst, src in res_copies:
-            self.resident_copy(dst, staged.get(src, src))
-        for n, t, s in copies:
-            self.line(f"{t} = {s}")
-        for n, t, s in copies:
-            self.line(f"{n} = {t}")
-        for phi in tb.phis:
-            self.spill_if_crossing(phi.result)
-        if stay:
-            return
-        if (self.block_index[target] <= self.block_index[self.current_block.label]
-                and target not in self.short_loops):
-            # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, or another
-            # thread's failure) is this check. Short counted loops cannot spin (loops.py).
-            self.line("if cancel[0] != 0:")
-            self.line(f"    err[0] = -1; err[1] = wg; err[2] = lane; {self.fail_return}")
-        if target == self.inline_loop:
-            self.line("continue")           # the back edge of a loop emitted as `while`
-            return
-        if target in self.merged or target in self.inline_headers:
-            here, loop = self.current_block, self.inline_loop
-            if target in self.merged:
-                self._emit_block_body(tb)
-            else:
-                self._emit_simple_loop(tb)
-            self.current_block, self.inline_loop = here, loop
-            return
-        self.line(f"b = {self.block_index[target]}")
-
-    def _forwardable(self, b) -> bool:
-        if b.instrs or b.term.opname != "OpBranch" or b.collective or b.label == self.ff.blocks[0].label:
-            return False
-        if self.has_collectives and self._is_resume(b):
-            return False
-        t = self._bmap().get(b.term.operands[0])
-        if t is None or t.label in self.inline_blocks:
-            return False
-        return not any(phi.operands[i + 1] == b.label for phi in t.phis
-                       for i in range(0, len(phi.operands), 2))
-
-    def _bmap(self):
-        if not hasattr(self, "_bm"):
-            self._bm = self.ff.block_map()
-        return self._bm
-
-    def _preds(self) -> dict:
-        """label -> the labels of its predecessors (each once)."""
-        if not hasattr(self, "_pr"):
-            self._pr = {}
-            for b in self.ff.blocks:
-                for t in set(b.succs()):
-                    self._pr.setdefault(t, []).append(b.label)
-        return self._pr
-
-    def phi_names(self, phi) -> list[str]:
-        if phi.result in self.names:
-            return self.names[phi.result]
-        t = self.rtype(phi)
-        if isinstance(t, Pointer):
-            names = [f"v{phi.result}"]
+            fn.br("lane.go")
+            st = None
+        fn.block("lane.go")
+        fn.emit(f"%lx = urem i64 %lane, {lx}")
+        fn.emit(f"%lq = udiv i64 %lane, {lx}")
+        fn.emit(f"%ly = urem i64 %lq, {ly}")
+        fn.emit(f"%lz = udiv i64 %lane, {lx * ly}")
+        fn.emit(f"%lanefr0 = mul i64 %lane, {self.meta.private_frame}")
+        fn.emit("%lanefr = add i64 %pvp, %lanefr0")
+        self.lane_defs = fn.splice()
+        self._lane_go_switch = fn.splice()       # the dispatch on the lane's resume point
+        self._prepare_phis()
+        self._prepare_var_homes()
+        blocks = self.ff.blocks
+        self.block_index = {b.label: i for i, b in enumerate(blocks)}
+        self.current_block = None
+        for b in blocks:
+            self._emit_block(b)
+        # lane latch: the next lane
+        fn.block("lane.latch")
+        nxt = fn.op("add i64 %lane, 1")
+        lane.incoming.append((nxt, "lane.latch"))
+        more = fn.op(f"icmp ult i64 {nxt}, {W}")
+        if self.has_collectives:
+            fn.cbr(more, "lane.head", "sched.pick")
+            self._emit_scheduler(st)
         else:
-            k = n_leaves(t)
-            names = [f"v{phi.result}"] if k == 1 else [f"v{phi.result}_{i}" for i in range(k)]
-        self.names[phi.result] = names
-        return names
+            fn.cbr(more, "lane.head", "wg.latch")
+            # the workgroup prologue runs the lanes
+            fn.resume(self.wg_tail)
+            fn.br("lane.head")
+            lane.incoming.append(("0", self.wg_tail))
+            self._lane_go_switch.append(f"br label %b{blocks[0].label}")
+        fn.block("wg.latch")
+        wn = fn.op("add i64 %wg, 1")
+        self._wg_phi.incoming.append((wn, "wg.latch"))
+        fn.br("wg.head")
 
-    def _phi_ptr(self, phi, src_ptr):
-        t = self.rtype(phi)
-        if phi.result not in self.ptrs:
-            self.ptrs[phi.result] = Ptr("mem", t.pointee, t.storage, addr=f"v{phi.result}",
-                                        root=None)
-        if src_ptr is not None and src_ptr.kind != "mem":
-            raise SpirvError("OpPhi of pointers to promoted variables or built-ins",
-                             **phi.where())
-
-    # -- collectives ------------------------------------------------------------------------------
-    def _emit_suspend(self, b):
-        """Stop the lane before a collective. SSA values were written to their slots where they
-        were defined; promoted variables are written only if stored since the lane last resumed."""
-        ins = b.instrs[0]
-        idx = self.collective_index(b)
-        if ins.result is not None and ins.result not in self.resident:
-            # The scheduler writes the result to its slots; the resumed lane reloads it.
-            self.names[ins.result] = self.item_names(ins.result)
-        dirty = self.dirty_in.get(b.label, set())
-        for x in sorted(self.live_in[b.label], key=str):
-            if isinstance(x, tuple) and x in dirty:
-                for name in self.item_names(x):
-                    self.line(f"{self.slot_at(name, 'lane')} = {name}")
-        self.line(f"state[lane] = {-2 - idx}")
-        self.line("break")
-
-    def spill_if_crossing(self, rid):
-        """Write a just-defined SSA value to its slots when a collective lies on some path
-        between it and a use."""
-        if self.has_collectives and rid in self.crossing:
-            for name in self.item_names(rid):
-                self.line(f"{self.slot_at(name, 'lane')} = {name}")
-
-    def collective_index(self, b) -> int:
-        if b not in self.collective_blocks:
-            self.collective_blocks.append(b)
-        return self.collective_blocks.index(b)
-
-    def _emit_reload(self, b):
-        """A resumed lane gets back the values it uses before its next collective, and the
-        variables a suspend it can reach next may spill (they are written from the locals, which
-        the lane loop shares between lanes: they must be this lane's)."""
-        need = self.live_in[b.label] & (self.used_soon.get(b.label, set())
-                                        | self.spilled_next.get(b.label, set()))
-        for name in sorted(self._names_of(need)):
-            self.line(f"{name} = {self.slot_at(name, 'lane')}")
-
-    def slot(self, name: str) -> tuple[str, int]:
-        """The per-lane slot of a leaf: a row of the 2-D slot array of its dtype."""
-        key = self.slots.get(name)
-        if key is None:
-            # A cooperative matrix fragment gets consecutive rows: its kernels take them as one
-            # 2-D block [length, W].
-            for n in self.slot_groups.get(name, (name,)):
-                tag = self.name_types[n][3:]
-                rows = self.slot_rows.setdefault(tag, [])
-                rows.append(n)
-                self.slots[n] = (tag, len(rows) - 1)
-            key = self.slots[name]
-        return key
-
-    def slot_row(self, name: str) -> str:
-        tag, k = self.slot(name)
-        return f"S_{tag}[{k}]"
-
-    def slot_at(self, name: str, lane: str) -> str:
-        tag, k = self.slot(name)
-        return f"S_{tag}[{k}, {lane}]"
-
-    def name_dtype(self, name: str) -> str:
-        return self.name_types[name]
-
-    def _names_of(self, items) -> list[str]:
-        out = []
-        for x in items:
-            out.extend(self.item_names(x))
-        return out
-
-    def item_names(self, x) -> list[str]:
-        """Leaf names of a liveness item: an SSA id, or ("var", id) for a promoted variable."""
-        if isinstance(x, tuple):
-            v = x[1]
-            names = self.var_leaf_names(v)
-            for n, s in zip(names, self.leaf_types(self.var_types[v].pointee)):
-                self.name_types[n] = nb_type(s)
-            return names
-        t = self.value_type(x)
-        if isinstance(t, Pointer):
-            p = self.ptrs.get(x)
-            if p is not None and p.kind != "mem":
-                return []
-            self.name_types[f"v{x}"] = "np.int64"
-            return [f"v{x}"]
-        if isinstance(t, Opaque):
-            return []
-        lt = self.leaf_types(t)
-        names = [f"v{x}"] if len(lt) == 1 else [f"v{x}_{i}" for i in range(len(lt))]
-        for n, s in zip(names, lt):
-            self.name_types[n] = nb_type(s)
-        if isinstance(t, CoopMat):
-            for n in names:
-                self.slot_groups[n] = names
-        return names
-
-    def _plan_spills(self):
-        """Which SSA values cross a collective (spilled where defined), which values a resumed
-        lane uses before its next collective (reloaded), and which promoted variables may have
-        been stored since the lane last resumed (spilled at the next collective)."""
-        ud = _UsesDefs(self)
-        self.crossing = {x for b in self.ff.blocks if b.collective
-                         for x in self.live_in[b.label] if not isinstance(x, tuple)}
-        self.used_soon = liveness(self.ff, ud, stop=lambda b: b.collective)
-        preds = self._preds()
-        stores = {}
-        for b in self.ff.blocks:
-            st = set()
-            for ins in b.instrs:
-                st.update(d for d in ud(ins)[1] if isinstance(d, tuple))
-            stores[b.label] = st
-        all_vars = {("var", v) for v in self.promoted}
-        entry = self.ff.blocks[0].label
-        dirty_in = {b.label: set() for b in self.ff.blocks}
-        dirty_out = {b.label: set() for b in self.ff.blocks}
-        changed = True
-        while changed:
-            changed = False
-            for b in self.ff.blocks:
-                inn = set(all_vars) if b.label == entry else set()
-                for p in preds.get(b.label, ()):
-                    inn |= dirty_out[p]
-                out = set() if b.collective else inn | stores[b.label]
-                if inn != dirty_in[b.label] or out != dirty_out[b.label]:
-                    dirty_in[b.label], dirty_out[b.label] = inn, out
-                    changed = True
-        self.dirty_in = dirty_in
-        # Variables the next suspend may spill, from each block up to the collectives it reaches
-        # first. (Maybe-dirty is a union over paths: on a path through a resume that did not
-        # reload the variable, the spill must still write this lane's value.)
-        spill_at = {b.label: {x for x in self.live_in[b.label] if isinstance(x, tuple)} & dirty_in[b.label]
-                    for b in self.ff.blocks if b.collective}
-        nxt = {b.label: set() for b in self.ff.blocks}
-        changed = True
-        while changed:
-            changed = False
-            for b in reversed(self.ff.blocks):
-                if b.collective:
-                    new = spill_at[b.label]
-                else:
-                    new = set()
-                    for t in b.succs():
-                        new |= nxt.get(t, set())
-                if new != nxt[b.label]:
-                    nxt[b.label] = new
-                    changed = True
-        self.spilled_next = nxt
-
-    def _emit_scheduler(self) -> list[str]:
-        saved = self.lines
-        self.lines = []
-        self.indent = 0
-        chains = [self._chained(b) for b in self.collective_blocks]
-        if any(x is not None for x in chains):
-            self.line("c, conv = sg_next_conv(state)")
+    def _emit_scheduler(self, st: str):
+        """With collectives: the lane dispatch on resume points, and the scheduler blocks."""
+        fn = self.fn
+        W = self.W
+        first = self.ff.blocks[0].label
+        cases = " ".join(f"i32 {k + 1}, label %resume{k}" for k in range(len(self.collective_blocks)))
+        self._lane_go_switch.append(f"switch i32 {st}, label %b{first} [ {cases} ]")
+        fn.block("sched.top")
+        fn.br("lane.head")
+        self._lane_phi.incoming.append(("0", "sched.top"))
+        fn.block("sched.pick")
+        c = fn.op(f"call i32 {self.helper('next')}(ptr {self.state}, i64 {W})")
+        chained = [self._chained(b) for b in self.collective_blocks]
+        if any(x is not None for x in chained):
+            self.conv = fn.op(f"call i1 {self.helper('converged')}(ptr {self.state}, i64 {W})")
         else:
-            # Without chains the convergence test buys nothing, and it cost the tiled SGEMM
-            # shader (two barriers per K step) 25%: far more than its scan (about 70 ns a call),
-            # so the cost is in how LLVM compiles the kernel around it.
-            self.line("c = sg_next(state); conv = False")
-        self.line("if c < 0:")
-        self.line("    break")
-        self.line("while True:")
-        self.indent += 1
-        for i, b in enumerate(self.collective_blocks):
+            self.conv = "false"
+        cases = " ".join(f"i32 {k}, label %coll{k}" for k in range(len(self.collective_blocks)))
+        fn.emit(f"switch i32 {c}, label %wg.latch [ {cases} ]")
+        for k, b in enumerate(self.collective_blocks):
             ins = b.instrs[0]
-            self.line(f"{'if' if i == 0 else 'elif'} c == {i}:")
-            self.indent += 1
-            nxt = chains[i]
-            resume = self.block_index[b.term.operands[0]] if nxt is None else -2 - nxt
+            fn.block(f"coll{k}")
+            self.current_block = b
+            nxt = chained[k]
+            # lanes go on at resume point k + 1, or straight to waiting at the next collective
+            # when nothing runs between the two
+            resume = k + 1 if nxt is None else -2 - nxt
             if self.profiling:
-                # runs, lanes taking part, cycles: per instruction of the shader
                 s = self.prof.slots("instruction", ("runs", "lanes", "ticks"),
                                     ins=getattr(ins, "origin", ins), type=self._prof_type(ins))
-                self.line(f"pl = pf.waiting(state, {-2 - i}); pt = pf.ticks()")
-            R.COLLECTIVE[ins.opname](self, ins, -2 - i, resume)
+                lanes = self.op(f"call i64 {self.helper('waiting')}(ptr {self.state}, i64 {W}, i32 {-2 - k})")
+                t0 = self.op("call i64 @llvm.readcyclecounter()")
+                self.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+            R.COLLECTIVE[ins.opname](self, ins, -2 - k, resume)
             if self.profiling:
-                self.line(f"err[{s}] += 1; err[{s + 1}] += pl; err[{s + 2}] += pf.ticks() - pt")
+                t1 = self.op("call i64 @llvm.readcyclecounter()")
+                dt = self.op(f"sub i64 {t1}, {t0}")
+                for j, v in enumerate(("1", lanes, dt)):
+                    self.counter_add(s + j, v)
             if nxt is not None:
-                # Every lane waited here and goes straight on to the next collective.
-                self.line("if conv:")
-                self.line(f"    c = {nxt}")
-                self.line("    continue")
-            self.indent -= 1
-        self.line("break")
-        self.indent -= 1
-        out = self.lines
-        self.lines = saved
-        return out
+                # every lane waited here and goes straight on to the next collective
+                fn.cbr(self.conv, f"coll{nxt}", "sched.top")
+            else:
+                fn.br("sched.top")
+        # the workgroup prologue ends here (collectives may have added fills to it): every
+        # lane starts at its beginning
+        fn.resume(self.wg_tail)
+        fn.emit(f"call void @llvm.memset.p0.i64(ptr {self.state}, i8 0, i64 {4 * W}, i1 false)")
+        self.declare("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+        fn.br("sched.top")
+
+    def counter_add(self, slot: int, v: str):
+        p = self.op(f"getelementptr i64, ptr %err, i64 {slot}")
+        x = self.op(f"load i64, ptr {p}")
+        y = self.op(f"add i64 {x}, {v}")
+        self.emit(f"store i64 {y}, ptr {p}")
 
     def _chained(self, b):
         """The index of the collective a lane resuming after collective block b reaches with no
-        code on the way (an empty resume block, nothing to spill at the suspend), or None."""
-        rb = self._bmap().get(b.term.operands[0])
+        code on the way (an empty resume block, nothing to save at that suspend), or None."""
+        bmap = self.ctx.bmap
+        rb = bmap.get(b.term.operands[0])
         if rb is None or rb.instrs or rb.term.opname != "OpBranch":
             return None
-        tb = self._bmap().get(rb.term.operands[0])
+        tb = bmap.get(rb.term.operands[0])
         if tb is None or not tb.collective or tb not in self.collective_blocks:
             return None
-        dirty = self.dirty_in.get(tb.label, set())
-        if any(isinstance(x, tuple) and x in dirty for x in self.live_in[tb.label]):
+        if any(x not in self.live_in.get(rb.label, ()) for x in self.live_in[tb.label]):
             return None
         return self.collective_blocks.index(tb)
 
@@ -1688,240 +753,273 @@ class KernelGen:
                 return t
         return None
 
-    def coll_result(self, ins) -> list[str]:
-        """Slot rows for a collective's result (the resumed lane reloads them)."""
-        names = self.item_names(ins.result)
-        self.names[ins.result] = names
-        return [self.slot_row(n) for n in names]
+    def _finish(self):
+        fn = self.fn
+        # the entry's fills of per-call operands
+        self.entry_defs.extend(self.entry_fills)
+        self.meta.work_size = self.work_size
+        self.meta.consts = bytes(self._consts)
 
-    def coll_arrays(self, vid) -> list[str]:
-        """Per-lane arrays (slot rows) holding an operand of a collective, one per leaf; a
-        uniform operand is broadcast into slots of its own first."""
-        if self._uniform_operand(vid):
-            rows = [self.slot_row(n) for n in self._uniform_names(vid)]
-            for row, v in zip(rows, self.vals(vid)):
-                self.line(f"{row}[:] = {v}")
-            return rows
-        return [self.slot_row(n) for n in self.item_names(vid)]
-
-    def _uniform_operand(self, vid) -> bool:
-        """A value computed outside the lanes (constant, global, hoisted), not in spill slots."""
-        return self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted
-
-    def _uniform_names(self, vid) -> list[str]:
-        t = self.value_type(vid)
-        names = [f"u{vid}_{i}" for i in range(n_leaves(t))]
-        for n, s in zip(names, self.leaf_types(t)):
-            self.name_types[n] = nb_type(s)
-        if isinstance(t, CoopMat):
-            for n in names:
-                self.slot_groups[n] = names
-        return names
-
-    # -- cooperative operands ---------------------------------------------------------------------
-    def coll_block(self, vid) -> str:
-        """The slot rows [length, W] holding a cooperative matrix operand's fragments (a uniform
-        operand, such as a splat constant, is broadcast into rows of its own first)."""
-        if self._uniform_operand(vid):
-            self.coll_arrays(vid)
-            return self._slot_block(self._uniform_names(vid))
-        if vid in self.resident:
-            return self._slot_block(self.resident_names(vid))
-        return self._slot_block(self.item_names(vid))
-
-    def coll_result_block(self, ins) -> str:
-        if ins.result in self.resident:
-            return self._slot_block(self.resident_names(ins.result))
-        names = self.item_names(ins.result)
-        self.names[ins.result] = names
-        return self._slot_block(names)
-
-    def _slot_block(self, names) -> str:
-        """Slot rows for a fragment, allocated together so that they form one 2-D block."""
-        tag, r0 = self.slot(names[0])         # allocates the whole fragment group
-        for i, n in enumerate(names):
-            if self.slots.get(n) != (tag, r0 + i):
-                raise AssertionError(f"fragment slots of {names[0]} are not contiguous")
-        return self.view(f"S_{tag}", r0, r0 + len(names))
-
-    def view(self, arr: str, r0: int, r1: int | None = None) -> str:
-        """A view of rows r0:r1 (or row r0) of a slot array, made once per kernel call: a slice
-        made at each use costs a reference count increment and decrement (atomic operations)
-        every time."""
-        name = f"{arr.replace('S_', 'V_', 1)}_{r0}" + ("" if r1 is None else f"_{r1}")
-        self._views.setdefault(name, f"{arr}[{r0}]" if r1 is None else f"{arr}[{r0}:{r1}]")
-        return name
-
-    def coll_i64(self, vid) -> str:
-        """A per-lane int64 row (allocated once per kernel call) holding a scalar operand of a
-        collective (pointer address, offset, stride): its int64 slot row itself, a copy of its
-        slots of another type, or a uniform expression broadcast (once per call or per workgroup
-        when it is the same throughout); vid None gives zeros."""
-        emit = self.line
-        if vid in getattr(self, "crossing", ()):
-            tag, k = self.slot(self.item_names(vid)[0])
-            src = self.view(f"S_{tag}", k)
-            if tag == "int64":
-                return src                          # the slot row itself: nothing to copy
-        else:
-            p = self.ptrs.get(vid) if vid is not None else None
-            src = "np.int64(0)" if vid is None else f"np.int64({p.addr if p is not None else self.val(vid)})"
-            if vid is None or self.spec.is_const(vid) or (
-                    vid in self.m.defs and p is not None and p.storage in ("Workgroup", "StorageBuffer", "Uniform")):
-                emit = self._operand_fills.append   # the same in every workgroup of the call
-            elif vid in self.hoisted:
-                emit = self.wg_prologue.append      # the same in every lane of the workgroup
-        name = f"O{len(self._operand_rows)}"
-        self._operand_rows.append(name)
-        emit(f"{name}[:] = {src}")
-        return name
-
-    def coll_leaves_i64(self, vid) -> str:
-        """Like coll_i64 for every leaf of a composite operand (a tensor layout or view): an int64
-        array [leaves, W]; vid None gives an empty one."""
-        name = f"O{len(self._operand_rows)}"
-        if vid is None:
-            self._operand_rows.append((name, 0))
-            return name
-        t = self.value_type(vid)
-        n = n_leaves(t)
-        self._operand_rows.append((name, n))
-        # helper calls, not slice assignments: each of those is a loop nest numba compiles inline
-        if vid in self.resident:
-            arr, r0, _ = self.resident_block(vid)
-            self.line(f"tn.rows_i64({name}, 0, {arr}, {r0}, {n})")
-        elif vid in getattr(self, "crossing", ()):
-            for j, leaf in enumerate(self.item_names(vid)):
-                tag, k = self.slot(leaf)
-                self.line(f"tn.rows_i64({name}, {j}, S_{tag}, {k}, 1)")
-        else:
-            for j, e in enumerate(self.vals(vid)):
-                self.line(f"tn.fill_i64({name}, {j}, np.int64({e}))")
-        return name
-
-    def info_array(self) -> str:
-        """A small int64 array collective kernels write failure details into (offsets, sizes)."""
-        self._needs_info = True
-        return "info"
-
-    def dense(self, ninst: int, n: int, dtype: str) -> str:
-        """A scratch array [instances, n] of dense matrices, allocated once per kernel call."""
-        name = f"D{len(self._dense)}"
-        self._dense.append(f"{name} = np.empty(({ninst}, {n}), np.{dtype})")
-        return name
-
-    # -- assembly ---------------------------------------------------------------------------------
-    def _assemble(self, body: list[str], sched: list[str]) -> str:
-        lx, ly, lz = self.local_size
-        W = self.W
-        out = list(self.globals)
-        a = out.append
-        a("def kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, err, cancel):")
-        I = "    "
-        a(I + "ngx = grid[0]; ngy = grid[1]; ngz = grid[2]")
-        for bd in self.meta.bindings:
-            a(I + f"bp{bd.index} = bind[{2 * bd.index}]; bn{bd.index} = bind[{2 * bd.index + 1}]")
-        a(I + "pushp = push[0]; pushn = push[1]")
-        a(I + "shp = scratch[0]; pvp = scratch[1]")
-        for ln in self.prologue:
-            a(I + ln)
-        for ln in self._dense:
-            a(I + ln)
-        for name in self._operand_rows:
-            if isinstance(name, tuple):
-                a(I + f"{name[0]} = np.zeros(({name[1]}, {W}), np.int64)")
-            else:
-                a(I + f"{name} = np.empty({W}, np.int64)")
-        for ln in self._operand_fills:
-            a(I + ln)
-        if self._needs_info:
-            a(I + "info = np.zeros(8, np.int64)")
-        if self.has_collectives:
-            a(I + f"state = np.zeros({W}, np.int32)")
-            for tag, rows in sorted(self.slot_rows.items()):
-                a(I + f"S_{tag} = np.zeros(({len(rows)}, {W}), np.{tag})")
-            for name, expr in self._views.items():
-                a(I + f"{name} = {expr}")
-        a(I + "for wg in range(wg_begin, wg_end):")
-        I2 = I * 2
-        a(I2 + "wx = wg % ngx; wq = wg // ngx; wy = wq % ngy; wz = wq // ngy")
-        a(I2 + "if cancel[0] != 0:")
-        a(I2 + "    err[0] = -1; err[1] = wg; return 1")
-        for ln in self.wg_prologue:
-            a(I2 + ln)
-        lane_pro = []
-        if "lid" in self.lane_prologue_used:
-            lane_pro.append(f"lx = lane % {lx}; ly = (lane // {lx}) % {ly}; lz = lane // {lx * ly}")
-        for v in sorted(x for x in self.lane_prologue_used if isinstance(x, int)):
-            lane_pro.append(f"fv{v} = pvp + lane * {self.meta.private_frame} + {self.frame_off[v]}")
-        if not self.has_collectives:
-            a(I2 + f"for lane in range({W}):")
-            I3 = I * 3
-            for ln in lane_pro:
-                a(I3 + ln)
-            a(I3 + "b = 0")
-            a(I3 + "while True:")
-            for ln in body:
-                a(I * 4 + ln)
-        else:
-            a(I2 + f"for l in range({W}):")
-            a(I2 + "    state[l] = 0")
-            a(I2 + "while True:")
-            I3 = I * 3
-            a(I3 + f"for lane in range({W}):")
-            a(I3 + "    b = state[lane]")
-            a(I3 + "    if b < 0:")
-            a(I3 + "        continue")
-            for ln in lane_pro:
-                a(I3 + I + ln)
-            a(I3 + "    while True:")
-            for ln in body:
-                a(I3 + I * 2 + ln)
-            for ln in sched:
-                a(I3 + ln)
-        a(I + "return 0")
+    def _module_text(self) -> str:
+        from ..runtime import jit
+        out = [f'target datalayout = "{jit.data_layout()}"', f'target triple = "{jit.target_triple()}"', ""]
+        out += self.globals
+        out += list(self.decls.values())
+        out.append(self.fn.render())
         return "\n".join(out) + "\n"
+
+    # -- blocks ------------------------------------------------------------------------------------------
+    def _prepare_phis(self):
+        """LLVM phis of every SPIR-V phi held in registers, made before any edge into them."""
+        for b in self.ff.blocks:
+            nodes = []
+            for phi in b.phis:
+                if phi.result in self.resident:
+                    continue
+                t = self.rtype(phi)
+                types = ["i64"] if isinstance(t, Pointer) else [ty(s) for s in self.leaf_types(t)]
+                nodes.append((phi, [Phi(self.fn.fresh(f"v{phi.result}"), x) for x in types]))
+                if isinstance(t, Pointer):
+                    self._phi_ptr(phi)
+            self._phis[b.label] = nodes
+
+    def _phi_ptr(self, phi):
+        t = self.rtype(phi)
+        if phi.result not in self.ptrs:
+            self.ptrs[phi.result] = Ptr("mem", t.pointee, t.storage, addr="", root=None)
+
+    def _prepare_var_homes(self):
+        """Promoted variables: an alloca per leaf (LLVM's mem2reg makes them registers)."""
+        for v in self.promoted:
+            t = self.var_types[v].pointee
+            self.var_homes[v] = [(ty(s), self.fn.alloca(ty(s), f"x{v}")) for s in self.leaf_types(t)]
+
+    def var_leaves(self, v, first=0, n=None) -> list[str]:
+        home = self.var_homes[v]
+        sel = home[first:first + n if n is not None else len(home)]
+        return [self.op(f"load {t}, ptr {a}") for t, a in sel]
+
+    def var_store(self, v, first, vals):
+        for (t, a), x in zip(self.var_homes[v][first:first + len(vals)], vals):
+            self.emit(f"store {t} {x}, ptr {a}")
+
+    def _emit_block(self, b):
+        fn = self.fn
+        self.current_block = b
+        fn.block(f"b{b.label}")
+        if b.label == self.ff.blocks[0].label:
+            self._emit_lane_init()
+        for phi, nodes in self._phis.get(b.label, ()):
+            for node in nodes:
+                fn._lines.insert(sum(isinstance(x, Phi) for x in fn._lines), node)
+            names = [n.name for n in nodes]
+            if isinstance(self.rtype(phi), Pointer):
+                self.ptrs[phi.result].addr = names[0]
+            self.define_id(phi.result, names)
+        if b.collective:
+            self._emit_suspend(b)
+            return
+        for ins in b.instrs:
+            if ins.opname != "OpPhi":
+                self._emit_instruction(ins)
+        self._emit_instruction(b.term)
+
+    def _emit_lane_init(self):
+        """Private variables start at their initializer (or zero) in every invocation; Function
+        variables of the entry point with initializers likewise."""
+        for v in self.private_vars + [x.result for x in self.ff.variables]:
+            var_ins = self.ff.defs.get(v) or self.m.defs.get(v)
+            init = var_ins.operands[1] if len(var_ins.operands) > 1 else None
+            t = self.var_types[v].pointee
+            if v in self.resident_vars:
+                if init is not None:
+                    self.resident_store(("var", v), self.vals(init))
+                continue
+            if v in self.promoted:
+                src = self.vals(init) if init is not None else [lit(0, s) for s in self.leaf_types(t)]
+                self.var_store(v, 0, src)
+            elif init is not None:
+                p = self.ptr(v, var_ins)
+                for (s, off), e in zip(leaves(t), self.vals(init)):
+                    self.store_leaf(s, self.addr_plus(p.addr, off), e)
+
+    def _emit_instruction(self, ins: Instruction):
+        op = ins.opname
+        if op == "OpExtInst":
+            set_name = self.m.ext_imports.get(ins.operands[0], "?")
+            if set_name.startswith("NonSemantic."):
+                return
+            from ..spirv.grammar import grammar
+            spec = grammar().extinst[set_name][ins.operands[1]]
+            rule = lambda em, i: R.EXT_RULES[(set_name, spec.opname)](em, i, i.operands[2:])
+        else:
+            rule = R.RULES[op]
+        if ins.result in self.hoisted:
+            with self.at("wg_tail"):
+                rule(self, ins)
+            return
+        rule(self, ins)
+
+    # -- branching (used by the control-flow rules) --------------------------------------------------
+    def goto(self, target: int):
+        """The edge from the current block to SPIR-V block `target`: the cancel check on a loop's
+        back edge, the phi values (and copies of matrices living in slot rows), the branch."""
+        b = self.current_block
+        tb = self.ctx.bmap.get(target)
+        if tb is None:
+            raise SpirvError(f"branch to %{target}, which is not a block of this function", **b.term.where())
+        if self.block_index[target] <= self.block_index[b.label] and target not in self.unchecked_loops:
+            # A loop back edge: the way out of a shader that spins (timeout, Ctrl-C, another
+            # thread's failure) is this check (analysis.loops: short counted loops need none).
+            c = self.op("load volatile i64, ptr %cancel")
+            cn = self.op(f"icmp ne i64 {c}, 0")
+            self.fail_edge(cn, "-1")
+        for phi, nodes in self._phis.get(target, ()):
+            src = self._phi_source(phi, b.label)
+            srcs = [self.ptr(src, phi).addr] if isinstance(self.rtype(phi), Pointer) else self.vals(src)
+            for node, v in zip(nodes, srcs):
+                node.incoming.append((v, None))
+        self._resident_phi_copies(tb, b.label)
+        for phi, nodes in self._phis.get(target, ()):
+            for node in nodes:
+                v, lab = node.incoming[-1]
+                if lab is None:
+                    node.incoming[-1] = (v, self.fn.cur)
+        self.fn.br(f"b{target}")
+
+    def _phi_source(self, phi, from_label):
+        src = next((phi.operands[i] for i in range(0, len(phi.operands), 2)
+                    if phi.operands[i + 1] == from_label), None)
+        if src is None:
+            raise SpirvError(f"OpPhi has no value for the edge from %{from_label}", **phi.where())
+        return src
+
+    def _resident_phi_copies(self, tb, from_label):
+        """Matrix phis living in slot rows get the edge's value copied in (a parallel copy: a phi
+        whose source is another phi of the block goes through a scratch copy made first)."""
+        res = [(phi.result, self._phi_source(phi, from_label)) for phi in tb.phis if phi.result in self.resident]
+        if not res:
+            return
+        here = {phi.result for phi in tb.phis}
+        staged = {}
+        for dst, src in res:
+            if src in here and src in self.resident and src not in staged:
+                staged[src] = ("tmp", src)
+                self.resident_copy(staged[src], src)
+        for dst, src in res:
+            self.resident_copy(dst, staged.get(src, src))
+
+    def edge(self, target: int) -> str:
+        """A label to branch to for the edge to `target` from a conditional branch or switch: the
+        target itself when the edge needs no code, else a block of its own that does the edge."""
+        b = self.current_block
+        tb = self.ctx.bmap.get(target)
+        needs = (tb is None or tb.phis or (self.block_index.get(target, 0) <= self.block_index[b.label]
+                                             and target not in self.unchecked_loops))
+        if not needs:
+            return f"b{target}"
+        here = self.fn.cur
+        lab = self.fn.label(f"e{b.label}.{target}")
+        self._pending_edges.append((lab, target))
+        self.fn.resume(here)
+        return lab
+
+    def flush_edges(self):
+        """Emit the edge blocks `edge` promised, after the branch that uses them."""
+        edges, self._pending_edges = self._pending_edges, []
+        for lab, target in edges:
+            self.fn.block(lab)
+            self.goto(target)
+
+    # -- collectives: the lane side -------------------------------------------------------------------
+    def _emit_suspend(self, b):
+        """Stop the lane before a collective: save what is live there, wait at it."""
+        k = self.collective_index(b)
+        for x in sorted(self.live_in[b.label], key=str):
+            self.save_item(x)
+        self.emit(f"store i32 {-2 - k}, ptr {self.st_ptr}")
+        self.fn.br("lane.latch")
+        # where a lane resumes after it: the values live there come back from the slots
+        here = self.fn.cur
+        self.fn.block(f"resume{k}")
+        r = b.term.operands[0]
+        for x in sorted(self.live_in.get(r, ()), key=str):
+            self.load_item(x)
+        self.fn.br(f"b{r}")
+        self.fn.resume(here)
+
+    def callback_fn(self, fid: int) -> str:
+        """The name of callback `fid`'s LLVM function (jitcoop.codegen.callback), made once."""
+        if fid not in self._emitted_callbacks:
+            from .callback import CallbackGen
+            self._emitted_callbacks.add(fid)
+            self.globals.append(CallbackGen(self, fid).build_function())
+        return f"@cb{fid}"
+
+    def check_callback_failed(self):
+        """After a callback call: leave the kernel if the callback recorded a failure."""
+        e = self.op("load i64, ptr %err")
+        ok = self.fn.label("cb.ok")
+        self.fn.cbr(self.op(f"icmp ne i64 {e}, 0"), "failed", ok)
+        self.fn.block(ok)
+
+    def collective_index(self, b) -> int:
+        if b not in self.collective_blocks:
+            self.collective_blocks.append(b)
+        return self.collective_blocks.index(b)
 
 
 class _UsesDefs:
-    """Uses and definitions of an instruction as liveness items: SSA ids of runtime values and
-    ("var", id) for promoted variables."""
+    """Uses and definitions of an instruction as liveness items: SSA ids of runtime values held in
+    registers, and ("var", id) for promoted variables."""
 
     def __init__(self, gen: KernelGen):
         self.g = gen
-        gen.name_types = {}
         self.var_of = {}      # access chain result -> promoted variable
         for b in gen.ff.blocks:
             for ins in b.instrs:
                 if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
-                    base = ins.operands[0]
-                    base = self.var_of.get(base, base)
+                    base = self.var_of.get(ins.operands[0], ins.operands[0])
                     if base in gen.promoted:
                         self.var_of[ins.result] = base
 
-    def _item(self, x):
+    def item(self, x):
         g = self.g
-        if x in g.promoted or x in g.resident:
+        if x in g.promoted or x in g.resident or x in self.var_of:
             return None           # resident matrices are never spilled: they live in slots
-        if x in self.var_of:
-            return None
-        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types or x in getattr(g, "hoisted", ()):
+        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types or x in g.hoisted:
             return None
         if x not in g.ff.type_of:
-            return None       # labels, functions
+            return None           # labels, functions
+        t = g.spec.type(g.ff.type_of[x])
+        if isinstance(t, Opaque):
+            return None
+        if isinstance(t, Pointer) and not self._mem_pointer(x):
+            return None
         return x
 
+    def _mem_pointer(self, x) -> bool:
+        """Whether a pointer value is an address (not a promoted variable, built-in or matrix
+        variable, whose pointers are compile-time facts)."""
+        g = self.g
+        d = g.ff.defs.get(x)
+        seen = 0
+        while d is not None and d.opname in ACCESS_CHAINS and seen < 64:
+            x = d.operands[0]
+            d = g.ff.defs.get(x)
+            seen += 1
+        return not (x in g.promoted or x in g.resident_vars or x in g.inputs)
+
     def phi_value(self, x):
-        i = self._item(x)
+        i = self.item(x)
         return [i] if i is not None else []
 
     def __call__(self, ins):
         uses, defs = [], []
         g = self.g
         op = ins.opname
-        ids = used_ids(ins) if op != "OpPhi" else []
-        for x in ids:
-            i = self._item(x)
+        for x in (used_ids(ins) if op != "OpPhi" else []):
+            i = self.item(x)
             if i is not None:
                 uses.append(i)
         if op == "OpLoad":
@@ -1937,3 +1035,6 @@ class _UsesDefs:
         if ins.result is not None:
             defs.append(ins.result)
         return uses, defs
+
+
+__all__ = ["KernelGen", "BUILTIN_NAMES", "n_leaves"]

@@ -66,7 +66,7 @@ def _number(name, cast, positive=True):
 
 def load() -> Config:
     """The settings now (read at each vkCreateInstance / vkCreateDevice)."""
-    from ..codegen.rules.khr_coopmat import NUMERICS
+    from ..options import NUMERICS
     numerics = os.environ.get("JITCOOP_ICD_NUMERICS", "").strip() or None
     if numerics is not None and numerics not in NUMERICS:
         raise ConfigError(f"JITCOOP_ICD_NUMERICS={numerics!r}: use one of {', '.join(NUMERICS)}")

@@ -34,7 +34,7 @@ _ARGS = (ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctype
 @dataclass
 class Compiled:
     fn: object            # ctypes function (wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err, cancel)
-    meta: object          # jitcoop.llvmgen.meta.KernelMeta
+    meta: object          # jitcoop.codegen.meta.KernelMeta
     ir: str | None        # the LLVM IR (None when served from the disk cache)
     cache_hit: bool
     key: str
@@ -44,7 +44,7 @@ def generator_fingerprint() -> str:
     """A hash of jitcoop's code generator and analyses: new code, new cache entries."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    files = [p for d in ("llvmgen", "analysis", "spirv", "devices") for p in (root / d).rglob("*.py")]
+    files = [p for d in ("codegen", "analysis", "spirv", "devices") for p in (root / d).rglob("*.py")]
     files += [root / "options.py", Path(__file__)]
     for p in sorted(files):
         if p.name in ("asm.py", "disasm.py"):
@@ -103,7 +103,7 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
 
 
 def _generate(module, entry, spec, profile, subgroup_size, options, key):
-    from ..llvmgen.emitter import KernelGen
+    from ..codegen.emitter import KernelGen
     from ..spirv.specialize import Specialization
     gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
     ir, meta = gen.build(f"kernel.{key}")
@@ -113,7 +113,7 @@ def _generate(module, entry, spec, profile, subgroup_size, options, key):
 
 def generate_ir(module, entry, spec, profile, subgroup_size, options) -> tuple[str, object]:
     """The LLVM IR of a kernel and its metadata, without compiling it (`jitcoop dis --generated`)."""
-    from ..llvmgen.emitter import KernelGen
+    from ..codegen.emitter import KernelGen
     from ..spirv.specialize import Specialization
     gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
     return gen.build("kernel")

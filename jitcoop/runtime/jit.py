@@ -1,6 +1,6 @@
 """Machine code from LLVM IR: one process-wide LLVM JIT, object files cached on disk.
 
-Generated kernels are LLVM IR text (jitcoop.llvmgen). `compile_ir` optimizes a module for the host
+Generated kernels are LLVM IR text (jitcoop.codegen). `compile_ir` optimizes a module for the host
 CPU and turns it into an object file; `load_object` adds an object file to the process's execution
 engine and returns the addresses of the functions asked for. Objects of the kernel library
 (jitcoop.runtime.library) go into the same engine, so a kernel's calls into the library resolve by

@@ -1,6 +1,6 @@
 """The kernel library: numba functions of jitcoop.kernels that generated kernels call.
 
-Generated kernels (LLVM IR, jitcoop.llvmgen) call the dtype-generic kernels of jitcoop.kernels
+Generated kernels (LLVM IR, jitcoop.codegen) call the dtype-generic kernels of jitcoop.kernels
 (tensor addressing, cooperative vector products, QCOM conversions, format conversions...) through
 numba's own calling convention, by symbol name. Each (function, argument types) pair is one
 *variant*: compiled by numba the first time any kernel needs it, its code is cut out of numba's

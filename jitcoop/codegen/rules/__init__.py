@@ -1,5 +1,5 @@
 """Lowering rules: one function per opcode, registered by name, grouped by the extension that
-defines the instruction. A rule receives the emitter and the instruction and emits Python lines.
+defines the instruction. A rule receives the emitter and the instruction and emits LLVM IR through it.
 
 Collective rules (barriers, subgroup operations) are registered separately: they run in the
 workgroup scheduler over the lanes that wait at the instruction, not inside a lane loop.

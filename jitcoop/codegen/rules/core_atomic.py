@@ -1,10 +1,11 @@
 """Atomic instructions: LLVM atomicrmw/cmpxchg on the address, so workgroups running on several
 threads at once stay exact. Memory semantics and scopes need nothing more on the CPU (every
-atomic is sequentially consistent)."""
+atomic is sequentially consistent). Float min/max are a compare-exchange loop on the bits, where
+a NaN operand loses to a number (IEEE 754-2008 minNum/maxNum)."""
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ..emitter import nb_type
+from ..llvm import ty
 from . import rule
 
 
@@ -19,32 +20,57 @@ def _target(em, ins):
     em.meta.has_atomics = True
     if p.root is None:
         em.meta.writes_physical = True
-    return p, s
+    return em.op(f"inttoptr i64 {p.addr} to ptr"), s
 
 
-def _suffix(s, signed=None):
-    if s.kind == "float":
-        return f"f{s.width}"
-    sg = s.signed if signed is None else signed
-    return f"{'i' if sg else 'u'}{s.width}"
+_RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",
+        "fadd": "fadd"}
 
 
 def _rmw(name, signed=None, value_pos=3):
     def lower(em, ins):
-        p, s = _target(em, ins)
+        ptr, s = _target(em, ins)
         if s.width < 32:
             raise SpirvError(f"{s.width}-bit atomics are not supported", **ins.where())
-        suf = _suffix(s, signed)
-        T = nb_type(s)
+        t = ty(s)
         if name in ("inc", "dec"):
-            fn = "add" if name == "inc" else "sub"
-            v = f"{T}(1)"
+            op, v = ("add" if name == "inc" else "sub"), "1"
         else:
-            fn = name
             v = em.val(ins.operands[value_pos])
-        conv = "np." + ("float" if suf[0] == "f" else ("int" if suf[0] == "i" else "uint")) + suf[1:]
-        em.define(ins, [f"{T}(atomic_{fn}_{suf}({p.addr}, {conv}({v})))"])
+            op = _RMW.get(name)
+        if name in ("min", "max"):
+            sg = s.signed if signed is None else signed
+            op = ("" if sg else "u") + name
+        if name in ("fmin", "fmax"):
+            em.define(ins, [_float_minmax(em, ptr, t, v, name)])
+            return
+        em.define(ins, [em.op(f"atomicrmw {op} ptr {ptr}, {t} {v} seq_cst")])
     return lower
+
+
+def _float_minmax(em, ptr, t, v, name) -> str:
+    it = "i64" if t == "double" else "i32"
+    fn = em.fn
+    first = em.op(f"load {it}, ptr {ptr}")
+    entry = fn.cur
+    loop, done = fn.label("frmw"), fn.label("frmw.done")
+    fn.br(loop)
+    fn.block(loop)
+    old = fn.phi(it)
+    old.incoming.append((first, entry))
+    oldf = em.op(f"bitcast {it} {old.name} to {t}")
+    pick = em.op(f"fcmp {'olt' if name == 'fmin' else 'ogt'} {t} {v}, {oldf}")
+    nan = em.op(f"fcmp uno {t} {oldf}, {oldf}")
+    pick = em.op(f"or i1 {pick}, {nan}")
+    newf = em.op(f"select i1 {pick}, {t} {v}, {t} {oldf}")
+    newi = em.op(f"bitcast {t} {newf} to {it}")
+    pair = em.op(f"cmpxchg ptr {ptr}, {it} {old.name}, {it} {newi} seq_cst seq_cst")
+    got = em.op(f"extractvalue {{ {it}, i1 }} {pair}, 0")
+    ok = em.op(f"extractvalue {{ {it}, i1 }} {pair}, 1")
+    old.incoming.append((got, fn.cur))
+    fn.cbr(ok, done, loop)
+    fn.block(done)
+    return em.op(f"bitcast {it} {got} to {t}")
 
 
 for _op, _fn, _sg in (("OpAtomicIAdd", "add", None), ("OpAtomicISub", "sub", None),
@@ -60,22 +86,20 @@ for _op, _fn, _sg in (("OpAtomicIAdd", "add", None), ("OpAtomicISub", "sub", Non
 
 @rule("OpAtomicLoad")
 def _atomic_load(em, ins):
-    p, s = _target(em, ins)
-    em.define(ins, [em.load_leaf(s, p.addr)])
+    ptr, s = _target(em, ins)
+    em.define(ins, [em.op(f"load atomic {ty(s)}, ptr {ptr} seq_cst, align {s.size}")])
 
 
 @rule("OpAtomicStore")
 def _atomic_store(em, ins):
-    p, s = _target(em, ins)
-    suf = _suffix(s)
-    conv = nb_type(s)
-    em.line(f"atomic_xchg_{suf}({p.addr}, {conv}({em.val(ins.operands[3])}))")
+    ptr, s = _target(em, ins)
+    em.emit(f"store atomic {ty(s)} {em.val(ins.operands[3])}, ptr {ptr} seq_cst, align {s.size}")
 
 
 @rule("OpAtomicCompareExchange")
 def _cmpxchg(em, ins):
-    p, s = _target(em, ins)
-    suf = _suffix(s)
-    T = nb_type(s)
+    ptr, s = _target(em, ins)
+    t = ty(s)
     value, comparator = em.val(ins.operands[4]), em.val(ins.operands[5])
-    em.define(ins, [f"{T}(atomic_cmpxchg_{suf}({p.addr}, {T}({comparator}), {T}({value})))"])
+    pair = em.op(f"cmpxchg ptr {ptr}, {t} {comparator}, {t} {value} seq_cst seq_cst")
+    em.define(ins, [em.op(f"extractvalue {{ {t}, i1 }} {pair}, 0")])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ...errors import SpirvError
 from ...spirv.types import CoopMat, Pointer, child, n_leaves
-from ..emitter import nb_type
 from . import rule
+from ..llvm import lit, ty
+from ..meta import Ptr
 from .common import round_to, scalars
 
 
@@ -56,8 +57,7 @@ def _copy(em, ins):
         p = em.ptr(ins.operands[0], ins)
         em.ptrs[ins.result] = p
         if p.kind == "mem":
-            em.names[ins.result] = [p.addr]
-            em.spill_if_crossing(ins.result)
+            em.define_id(ins.result, [p.addr])
         return
     if ins.result in em.resident:
         em.resident_copy(ins.result, ins.operands[0])
@@ -70,65 +70,70 @@ def _undef(em, ins):
     rt = em.rtype(ins)
     if isinstance(rt, Pointer):
         raise SpirvError("OpUndef pointer", **ins.where())
-    em.define(ins, [em.literal(0, s) for s in scalars(rt)])
+    em.define(ins, [lit(0, s) for s in scalars(rt)])
 
 
 @rule("OpVectorShuffle")
 def _shuffle(em, ins):
-    a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
-    ab = a + b
+    ab = em.vals(ins.operands[0]) + em.vals(ins.operands[1])
     s = scalars(em.rtype(ins))
-    out = []
-    for k, i in enumerate(ins.operands[2:]):
-        out.append(em.literal(0, s[k]) if i == 0xFFFFFFFF else ab[i])
-    em.define(ins, out)
+    em.define(ins, [lit(0, s[k]) if i == 0xFFFFFFFF else ab[i] for k, i in enumerate(ins.operands[2:])])
 
 
-def _select_chain(idx, items):
-    # An out-of-range index is undefined in SPIR-V; this answers the last component.
-    expr = items[-1]
-    for k in range(len(items) - 2, -1, -1):
-        expr = f"({items[k]} if {idx} == {k} else {expr})"
-    return expr
+def _index64(em, vid) -> str:
+    t = em.value_type(vid)
+    return em.cast_int(em.val(vid), t.width, 64, t.signed)
 
 
 @rule("OpVectorExtractDynamic")
 def _extract_dyn(em, ins):
+    # An out-of-range index is undefined in SPIR-V; this answers the last component.
     v = em.vals(ins.operands[0])
-    i = em.val(ins.operands[1])
-    t = em.tmp("i")
-    em.line(f"{t} = np.int64({i})")
-    em.define(ins, [_select_chain(t, v)])
+    i = _index64(em, ins.operands[1])
+    t = ty(scalars(em.rtype(ins))[0])
+    r = v[-1]
+    for k in range(len(v) - 2, -1, -1):
+        r = em.op(f"select i1 {em.op(f'icmp eq i64 {i}, {k}')}, {t} {v[k]}, {t} {r}")
+    em.define(ins, [r])
 
 
 @rule("OpVectorInsertDynamic")
 def _insert_dyn(em, ins):
     v = em.vals(ins.operands[0])
     c = em.val(ins.operands[1])
-    i = em.val(ins.operands[2])
-    t = em.tmp("i")
-    em.line(f"{t} = np.int64({i})")
-    em.define(ins, [f"({c} if {t} == {k} else {x})" for k, x in enumerate(v)])
+    i = _index64(em, ins.operands[2])
+    t = ty(scalars(em.rtype(ins))[0])
+    em.define(ins, [em.op(f"select i1 {em.op(f'icmp eq i64 {i}, {k}')}, {t} {c}, {t} {x}")
+                    for k, x in enumerate(v)])
 
 
-def _fma_sum(terms, s):
-    return round_to(" + ".join(f"{a} * {b}" for a, b in terms), s)
+def _fma_sum(em, terms, s):
+    """sum of a * b in the leaves' type, rounded to s after each operation's float math."""
+    t = ty(s)
+    acc = None
+    for a, b in terms:
+        p = em.op(f"fmul {t} {a}, {b}")
+        acc = p if acc is None else em.op(f"fadd {t} {acc}, {p}")
+    return round_to(em, acc, s, t)
 
 
 @rule("OpVectorTimesScalar", "OpMatrixTimesScalar")
 def _times_scalar(em, ins):
     v = em.vals(ins.operands[0])
     k = em.val(ins.operands[1])
-    s = scalars(em.rtype(ins))
-    # Integer components (cooperative matrices of integers) wrap at their width.
-    em.define(ins, [round_to(f"{x} * {k}", t) if t.kind == "float" else
-                    f"{nb_type(t)}({nb_type(t)}({x}) * {nb_type(t)}({k}))" for x, t in zip(v, s)])
+    out = []
+    for x, s in zip(v, scalars(em.rtype(ins))):
+        if s.kind == "float":
+            out.append(round_to(em, em.op(f"fmul {ty(s)} {x}, {k}"), s, ty(s)))
+        else:       # integer components (cooperative matrices of integers) wrap at their width
+            out.append(em.op(f"mul {ty(s)} {x}, {k}"))
+    em.define(ins, out)
 
 
 @rule("OpDot")
 def _dot(em, ins):
     a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
-    em.define(ins, [_fma_sum(list(zip(a, b)), em.rtype(ins))])
+    em.define(ins, [_fma_sum(em, list(zip(a, b)), em.rtype(ins))])
 
 
 @rule("OpMatrixTimesVector")
@@ -137,7 +142,7 @@ def _mat_vec(em, ins):
     m, v = em.vals(ins.operands[0]), em.vals(ins.operands[1])
     rows, cols = mt.col.n, mt.ncols
     s = mt.col.elem
-    em.define(ins, [_fma_sum([(m[c * rows + r], v[c]) for c in range(cols)], s) for r in range(rows)])
+    em.define(ins, [_fma_sum(em, [(m[c * rows + r], v[c]) for c in range(cols)], s) for r in range(rows)])
 
 
 @rule("OpVectorTimesMatrix")
@@ -146,7 +151,7 @@ def _vec_mat(em, ins):
     v, m = em.vals(ins.operands[0]), em.vals(ins.operands[1])
     rows, cols = mt.col.n, mt.ncols
     s = mt.col.elem
-    em.define(ins, [_fma_sum([(v[r], m[c * rows + r]) for r in range(rows)], s) for c in range(cols)])
+    em.define(ins, [_fma_sum(em, [(v[r], m[c * rows + r]) for r in range(rows)], s) for c in range(cols)])
 
 
 @rule("OpMatrixTimesMatrix")
@@ -155,18 +160,16 @@ def _mat_mat(em, ins):
     a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
     rows, inner, cols = at.col.n, at.ncols, bt.ncols
     s = at.col.elem
-    out = []
-    for c in range(cols):
-        for r in range(rows):
-            out.append(_fma_sum([(a[k * rows + r], b[c * inner + k]) for k in range(inner)], s))
-    em.define(ins, out)
+    em.define(ins, [_fma_sum(em, [(a[k * rows + r], b[c * inner + k]) for k in range(inner)], s)
+                    for c in range(cols) for r in range(rows)])
 
 
 @rule("OpOuterProduct")
 def _outer(em, ins):
     a, b = em.vals(ins.operands[0]), em.vals(ins.operands[1])
     s = scalars(em.rtype(ins))[0]
-    em.define(ins, [round_to(f"{a[r]} * {b[c]}", s) for c in range(len(b)) for r in range(len(a))])
+    em.define(ins, [round_to(em, em.op(f"fmul {ty(s)} {a[r]}, {b[c]}"), s, ty(s))
+                    for c in range(len(b)) for r in range(len(a))])
 
 
 @rule("OpTranspose")

@@ -1,7 +1,11 @@
-"""Core control flow: branches, switches, returns, phis and the instructions that emit nothing."""
+"""Core control flow: branches, switches, returns, phis and the instructions that emit nothing.
+
+SPIR-V's control-flow graph is LLVM's: every SPIR-V block is one LLVM block (`%b<label>`); an
+edge that carries phi values or is a loop's back edge goes through a block of its own
+(KernelGen.edge) that does the edge's work.
+"""
 from __future__ import annotations
 
-from ...spirv.types import Pointer
 from . import rule
 
 
@@ -16,69 +20,50 @@ def _branch_conditional(em, ins):
     if t == f:
         em.goto(t)
         return
-    em.line(f"if {em.val(cond)}:")
-    em.indent += 1
-    em.goto(t)
-    em.indent -= 1
-    em.line("else:")
-    em.indent += 1
-    em.goto(f)
-    em.indent -= 1
+    c = em.val(cond)
+    em.emit(f"br i1 {c}, label %{em.edge(t)}, label %{em.edge(f)}")
+    em.flush_edges()
 
 
 @rule("OpSwitch")
 def _switch(em, ins):
     sel, default = ins.operands[0], ins.operands[1]
-    s = em.val(sel)
     st = em.value_type(sel)
-    mask = (1 << st.width) - 1
-    first = True
+    s = em.val(sel)
+    t = f"i{st.width}"
+    cases = []
+    seen = set()
     for i in range(2, len(ins.operands), 2):
         lit, target = ins.operands[i], ins.operands[i + 1]
-        # Compare bit patterns, so that signed selectors match literals given as words.
-        em.line(f"{'if' if first else 'elif'} (np.int64({s}) & {mask}) == {lit & mask}:")
-        first = False
-        em.indent += 1
-        em.goto(target)
-        em.indent -= 1
-    if first:
-        em.goto(default)
-        return
-    em.line("else:")
-    em.indent += 1
-    em.goto(default)
-    em.indent -= 1
+        # literals are words: compare bit patterns, so that signed selectors match
+        v = lit & ((1 << st.width) - 1)
+        if v in seen:
+            continue
+        seen.add(v)
+        cases.append(f"{t} {v}, label %{em.edge(target)}")
+    em.emit(f"switch {t} {s}, label %{em.edge(default)} [ {' '.join(cases)} ]")
+    em.flush_edges()
 
 
 @rule("OpReturn", "OpReturnValue", "OpTerminateInvocation", "OpKill")
 def _return(em, ins):
     if em.callback is not None:
-        # A callback (a function compiled on its own) returns its value to the kernel.
-        if ins.opname == "OpReturnValue":
-            v = em.vals(ins.operands[0])
-            em.line(f"return {v[0] if len(v) == 1 else '(' + ', '.join(v) + ')'}")
-        else:
-            em.line(f"return {em.zero()}")
+        em.callback_return(ins)
         return
     if em.has_collectives:
-        em.line("state[lane] = -1")
-    em.line("break")
+        em.emit(f"store i32 -1, ptr {em.st_ptr}")
+    em.fn.br("lane.latch")
 
 
 @rule("OpUnreachable")
 def _unreachable(em, ins):
-    em.line(em.fail(ins, "OpUnreachable was reached"))
+    em.fail(ins, "OpUnreachable was reached")
+    em.emit("unreachable")
 
 
 @rule("OpPhi")
 def _phi(em, ins):
-    if ins.result in em.resident:
-        return            # a matrix living in its slot rows: the edges copy into them
-    t = em.rtype(ins)
-    if isinstance(t, Pointer) and ins.result not in em.ptrs:
-        from ..emitter import Ptr
-        em.ptrs[ins.result] = Ptr("mem", t.pointee, t.storage, addr=f"v{ins.result}", root=None)
-    em.phi_names(ins)
+    pass          # made when the block starts (KernelGen._prepare_phis), filled by the edges
 
 
 @rule("OpNop", "OpLine", "OpNoLine", "OpLifetimeStart", "OpLifetimeStop", "OpMemoryBarrier",

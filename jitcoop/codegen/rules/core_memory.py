@@ -1,27 +1,21 @@
 """Core memory instructions: access chains, loads, stores, copies, array lengths, pointer casts.
 
-A pointer the generator can see the root of (a binding, push constants, a workgroup variable, a
-per-lane frame) is checked against that object; any other (physical storage buffer pointers,
-pointers through OpPhi/OpSelect) against the table of every range the dispatch can reach.
-Function and Private variables that are only loaded and stored through constant indices are
-"promoted": they are Python locals, one per leaf, and never touch memory.
+A pointer into memory is an i64 host address. One whose root the generator can see (a binding,
+the push constants, a workgroup variable, a per-lane frame) is checked against that object; any
+other (physical storage buffer pointers, pointers through OpPhi/OpSelect) against the table of
+every range the dispatch can reach. Function and Private variables that are only loaded and
+stored through constant indices are "promoted": one LLVM alloca per leaf, which LLVM's mem2reg
+turns into registers.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ...errors import SpirvError
-from ...spirv.types import (Array, Matrix, Opaque, Pointer, Struct, Vector, child, leaves,
-                            member_offsets, n_leaves, size_of, array_stride)
-from ..emitter import Ptr
+from ...spirv.types import (Array, Matrix, Opaque, Pointer, Struct, Vector, array_stride, child, leaves,
+                            member_offsets, n_leaves, size_of)
+from ..meta import Ptr
 from . import rule
-
-
-def _span(t, member=None, elem_stride=None):
-    lv = _leaves(t, member, elem_stride)
-    if not lv:
-        return 0
-    return max(off + s.size for s, off in lv)
 
 
 def _leaves(t, member=None, elem_stride=None):
@@ -30,11 +24,9 @@ def _leaves(t, member=None, elem_stride=None):
     return leaves(t, 0, member)
 
 
-def define_ptr(em, rid, p: Ptr):
-    em.ptrs[rid] = p
-    if p.kind == "mem":
-        em.names[rid] = [p.addr]
-        em.spill_if_crossing(rid)
+def _span(t, member=None, elem_stride=None):
+    lv = _leaves(t, member, elem_stride)
+    return max((off + s.size for s, off in lv), default=0)
 
 
 @rule("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain")
@@ -42,32 +34,34 @@ def _access_chain(em, ins):
     base = em.ptr(ins.operands[0], ins)
     idx = list(ins.operands[1:])
     rt = em.rtype(ins)
-    if base.kind in ("var", "builtin"):
-        if ins.opname.startswith(("OpPtr", "OpInBoundsPtr")):
+    ptr_chain = ins.opname.startswith(("OpPtr", "OpInBoundsPtr"))
+    if base.kind in ("var", "builtin", "res"):
+        if ptr_chain:
             raise SpirvError("pointer arithmetic on a variable that is not in memory", **ins.where())
+        if base.kind == "res":
+            raise SpirvError("an access chain into a cooperative matrix variable", **ins.where())
         t, leaf = base.pointee, base.leaf
         for i in idx:
             c = int(em.spec.scalar_const(i))
             t, pos = child(t, c)
             leaf += pos
-        define_ptr(em, ins.result, replace(base, pointee=t, leaf=leaf))
+        em.ptrs[ins.result] = replace(base, pointee=t, leaf=leaf)
         return
     terms = []
     const_off = 0
     t = base.pointee
     member = base.member
     elem_stride = base.elem_stride
-    if ins.opname.startswith(("OpPtr", "OpInBoundsPtr")):
+    if ptr_chain:
         e = idx.pop(0)
         bt = em.value_type(ins.operands[0])
         stride = bt.array_stride if isinstance(bt, Pointer) and bt.array_stride else size_of(t)
-        _add_index(em, e, stride, terms)
         if em.spec.is_const(e):
             const_off += int(em.spec.scalar_const(e)) * stride
-            terms.pop()
+        else:
+            terms.append(_scaled_index(em, e, stride))
     for i in idx:
-        is_c = em.spec.is_const(i)
-        c = int(em.spec.scalar_const(i)) if is_c else None
+        c = int(em.spec.scalar_const(i)) if em.spec.is_const(i) else None
         if isinstance(t, Struct):
             if c is None:
                 raise SpirvError("a struct index must be a constant", **ins.where())
@@ -91,22 +85,25 @@ def _access_chain(em, ins):
             t, elem_stride = t.elem, None
         else:
             raise SpirvError(f"cannot index into {type(t).__name__}", **ins.where())
-        if is_c:
+        if c is not None:
             const_off += c * stride
         else:
-            _add_index(em, i, stride, terms)
-    expr = " + ".join([base.addr] + terms + ([str(const_off)] if const_off else []))
-    name = f"v{ins.result}"
-    em.line(f"{name} = {expr}")
+            terms.append(_scaled_index(em, i, stride))
+    addr = base.addr
+    for x in terms:
+        addr = em.op(f"add i64 {addr}, {x}")
+    addr = em.addr_plus(addr, const_off)
     static = base.static_off + const_off if base.static_off is not None and not terms else None
-    p = Ptr("mem", rt.pointee, rt.storage, addr=name, root=base.root, member=member,
-            static_off=static, root_min=base.root_min, elem_stride=elem_stride)
-    define_ptr(em, ins.result, p)
+    em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=base.root, member=member,
+                                  static_off=static, root_min=base.root_min, elem_stride=elem_stride,
+                                  root_name=base.root_name))
 
 
-def _add_index(em, i, stride, terms):
-    v = em.val(i)
-    terms.append(f"np.int64({v}) * {stride}")
+def _scaled_index(em, vid, stride) -> str:
+    """An index operand widened by its own signedness, times a stride, as i64."""
+    t = em.value_type(vid)
+    v = em.cast_int(em.val(vid), t.width, 64, t.signed)
+    return em.op(f"mul i64 {v}, {stride}") if stride != 1 else v
 
 
 @rule("OpLoad")
@@ -121,17 +118,12 @@ def _load(em, ins):
             em.define(ins, em.resident_leaves(("var", p.var)))
         return
     if p.kind == "var":
-        names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
-        if ins.result in em.alias_loads:
-            em.alias(ins.result, names)
-        else:
-            em.define(ins, names)
+        em.define(ins, em.var_leaves(p.var, p.leaf, n_leaves(p.pointee)))
         if isinstance(rt, Pointer):       # a physical pointer kept in a Function variable
-            em.ptrs[ins.result] = Ptr("mem", rt.pointee, rt.storage, addr=em.names[ins.result][0], root=None)
+            em.ptrs[ins.result] = Ptr("mem", rt.pointee, rt.storage, addr=em.vals(ins.result)[0], root=None)
         return
     if p.kind == "builtin":
-        name = em.inputs[p.var]
-        allv = em.builtin_leaves(name, ins)
+        allv = em.builtin_leaves(em.inputs[p.var], ins)
         em.define(ins, allv[p.leaf:p.leaf + n_leaves(p.pointee)])
         return
     if isinstance(rt, Opaque):
@@ -140,10 +132,11 @@ def _load(em, ins):
     lv = _leaves(rt, p.member, es)
     em.check_range(ins, p, p.addr, _span(rt, p.member, es))
     raw = ins.result in em.bit_moves
-    exprs = [em.load_leaf(s, f"{p.addr} + {off}" if off else p.addr, raw) for s, off in lv]
-    em.define(ins, exprs)
+    vals = [em.load_leaf(s, em.addr_plus(p.addr, off), raw) for s, off in lv]
     if isinstance(rt, Pointer):
-        em.ptrs[ins.result] = Ptr("mem", rt.pointee, rt.storage, addr=em.names[ins.result][0], root=None)
+        em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=vals[0], root=None))
+        return
+    em.define(ins, vals)
 
 
 @rule("OpStore")
@@ -152,21 +145,12 @@ def _store(em, ins):
     if p.kind == "res":
         em.resident_copy(("var", p.var), ins.operands[1])
         return
-    src = em.vals(ins.operands[1])
-    if p.kind == "var":
-        names = em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
-        if set(names) & set(src):         # the source reads the variable: go through temporaries
-            tmps = []
-            for s in src:
-                t = em.tmp()
-                em.line(f"{t} = {s}")
-                tmps.append(t)
-            src = tmps
-        for n, s in zip(names, src):
-            em.line(f"{n} = {s}")
-        return
     if p.kind == "builtin":
         raise SpirvError("store to an input built-in", **ins.where())
+    src = _value_leaves(em, ins.operands[1], ins)
+    if p.kind == "var":
+        em.var_store(p.var, p.leaf, src)
+        return
     if p.storage in ("Uniform", "PushConstant") and not _writable(em, p):
         raise SpirvError(f"store to read-only {p.storage} memory", **ins.where())
     t = p.pointee
@@ -175,9 +159,17 @@ def _store(em, ins):
     em.check_range(ins, p, p.addr, _span(t, p.member, es))
     raw = ins.operands[1] in em.bit_moves
     for (s, off), v in zip(lv, src):
-        em.line(em.store_leaf(s, f"{p.addr} + {off}" if off else p.addr, v, raw))
+        em.store_leaf(s, em.addr_plus(p.addr, off), v, raw)
     if p.storage == "PhysicalStorageBuffer" or p.root is None:
         em.meta.writes_physical = True
+
+
+def _value_leaves(em, vid, ins) -> list[str]:
+    """A stored value's leaves (a pointer value is its address)."""
+    t = em.value_type(vid)
+    if isinstance(t, Pointer):
+        return [em.ptr(vid, ins).addr]
+    return em.vals(vid)
 
 
 def _writable(em, p):
@@ -189,32 +181,25 @@ def _copy_memory(em, ins):
     dst = em.ptr(ins.operands[0], ins)
     src = em.ptr(ins.operands[1], ins)
     # Load every leaf of the source, then store: the same as OpLoad + OpStore.
-    vals = _read(em, ins, src)
-    _write(em, ins, dst, vals)
+    _write(em, ins, dst, _read(em, ins, src))
 
 
 def _read(em, ins, p):
     if p.kind == "var":
-        return em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)]
+        return em.var_leaves(p.var, p.leaf, n_leaves(p.pointee))
     lv = _leaves(p.pointee, p.member, p.elem_stride)
     em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
-    out = []
-    for s, off in lv:
-        t = em.tmp()
-        em.line(f"{t} = {em.load_leaf(s, f'{p.addr} + {off}')}")
-        out.append(t)
-    return out
+    return [em.load_leaf(s, em.addr_plus(p.addr, off)) for s, off in lv]
 
 
 def _write(em, ins, p, vals):
     if p.kind == "var":
-        for n, v in zip(em.var_leaf_names(p.var)[p.leaf:p.leaf + n_leaves(p.pointee)], vals):
-            em.line(f"{n} = {v}")
+        em.var_store(p.var, p.leaf, vals)
         return
     lv = _leaves(p.pointee, p.member, p.elem_stride)
     em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
     for (s, off), v in zip(lv, vals):
-        em.line(em.store_leaf(s, f"{p.addr} + {off}", v))
+        em.store_leaf(s, em.addr_plus(p.addr, off), v)
 
 
 @rule("OpArrayLength")
@@ -227,23 +212,29 @@ def _array_length(em, ins):
     off = member_offsets(t)[k]
     stride = array_stride(t.members[k].type)
     base, size = p.root
-    em.define(ins, [f"np.uint32(max(0, ({size} - ({p.addr} - {base}) - {off}) // {stride}))"])
+    used = em.op(f"sub i64 {p.addr}, {base}")
+    left = em.op(f"sub i64 {size}, {used}")
+    left = em.op(f"sub i64 {left}, {off}")
+    neg = em.op(f"icmp slt i64 {left}, 0")
+    left = em.op(f"select i1 {neg}, i64 0, i64 {left}")
+    n = em.op(f"udiv i64 {left}, {stride}")
+    em.define(ins, [em.op(f"trunc i64 {n} to i32")])
 
 
 @rule("OpConvertUToPtr")
 def _u_to_ptr(em, ins):
     rt = em.rtype(ins)
-    name = f"v{ins.result}"
-    em.line(f"{name} = np.int64({em.val(ins.operands[0])})")
-    define_ptr(em, ins.result, Ptr("mem", rt.pointee, rt.storage, addr=name, root=None))
+    t = em.value_type(ins.operands[0])
+    addr = em.cast_int(em.val(ins.operands[0]), t.width, 64, False)
+    em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=None))
     em.meta.uses_physical = True
 
 
 @rule("OpConvertPtrToU")
 def _ptr_to_u(em, ins):
     p = em.ptr(ins.operands[0], ins)
-    from ..emitter import nb_type
-    em.define(ins, [f"{nb_type(em.rtype(ins))}({p.addr})"])
+    s = em.rtype(ins)
+    em.define(ins, [em.cast_int(p.addr, 64, s.width, False)])
 
 
 @rule("OpPtrEqual", "OpPtrNotEqual")
@@ -253,15 +244,17 @@ def _ptr_eq(em, ins):
     if a.kind != "mem" or b.kind != "mem":
         same = (a.kind, a.var, a.leaf) == (b.kind, b.var, b.leaf)
         r = same if ins.opname == "OpPtrEqual" else not same
-        em.define(ins, ["True" if r else "False"])
+        em.define(ins, ["true" if r else "false"])
         return
-    opr = "==" if ins.opname == "OpPtrEqual" else "!="
-    em.define(ins, [f"({a.addr} {opr} {b.addr})"])
+    em.define(ins, [em.op(f"icmp {'eq' if ins.opname == 'OpPtrEqual' else 'ne'} i64 {a.addr}, {b.addr}")])
 
 
 @rule("OpPtrDiff")
 def _ptr_diff(em, ins):
     a = em.ptr(ins.operands[0], ins)
     b = em.ptr(ins.operands[1], ins)
-    from ..emitter import nb_type
-    em.define(ins, [f"{nb_type(em.rtype(ins))}(({a.addr} - {b.addr}) // {size_of(a.pointee)})"])
+    d = em.op(f"sub i64 {a.addr}, {b.addr}")
+    q = em.op(f"sdiv i64 {d}, {max(1, size_of(a.pointee))}")
+    s = em.rtype(ins)
+    em.define(ins, [em.cast_int(q, 64, s.width, True)])
+

@@ -1,19 +1,20 @@
 """Barriers and subgroup operations.
 
 These are collective: a lane stops before one and the workgroup scheduler runs it for the lanes
-that wait there (the active lanes of each subgroup). Each rule emits one call of a precompiled
-helper from jitcoop.kernels.subgroup per result component, on the operand and result spill
-slots. Ballot bit queries that only read a uniform ballot are ordinary per-lane rules.
+that wait there (the active lanes of each subgroup). A barrier is a scan of the lane states; a
+subgroup operation is one kernel-library call (jitcoop.kernels.subgroup) per result component on
+the operand and result slot rows. Ballot bit queries on a ballot value are ordinary per-lane rules.
 """
 from __future__ import annotations
 
 from ...errors import SpirvError
 from ...kernels import subgroup as G
-from ..emitter import nb_type
+from ..llvm import lit
 from . import collective, rule
-from .common import scalars
+from .common import intrinsic, scalars
 
 SCOPE_WORKGROUP = 2
+SG = "jitcoop.kernels.subgroup"
 
 
 def _scope(em, ins, pos=0):
@@ -34,13 +35,12 @@ def _group_op(em, ins):
 @collective("OpControlBarrier")
 def _barrier(em, ins, wait, resume):
     if _scope(em, ins) == SCOPE_WORKGROUP:
-        em.line(f"bl = sg_barrier(state, {wait}, {resume})")
-        em.line("if bl >= 0:")
-        em.line("    " + em.fail_group(ins, "barrier reached by only part of the workgroup: lane {d} "
-                                          "is waiting elsewhere (barriers must be in uniform control "
-                                          "flow)", "bl"))
+        bl = em.op(f"call i64 {em.helper('barrier')}(ptr {em.state}, i64 {em.W}, i32 {wait}, i32 {resume})")
+        em.fail_if(em.op(f"icmp sge i64 {bl}, 0"), ins,
+                   "barrier reached by only part of the workgroup: lane {d} is waiting elsewhere "
+                   "(barriers must be in uniform control flow)", lane="-1", details=(bl,), kind="group")
     else:
-        em.line(f"sg_resume(state, {wait}, {resume})")
+        em.resume_lanes(wait, resume)
 
 
 _ARITH = {"IAdd": G.IADD, "IMul": G.IMUL, "SMin": G.SMIN, "UMin": G.UMIN, "FMin": G.FMIN,
@@ -49,26 +49,23 @@ _ARITH = {"IAdd": G.IADD, "IMul": G.IMUL, "SMin": G.SMIN, "UMin": G.UMIN, "FMin"
 _LOGICAL = {"LogicalAnd": G.LAND, "LogicalOr": G.LOR, "LogicalXor": G.LXOR}
 
 
-def _identity(name, s):
-    T = nb_type(s)
+def _identity(name, s) -> str:
     if name in ("IAdd", "BitwiseOr", "BitwiseXor", "UMax"):
-        return f"{T}(0)"
+        return lit(0, s)
     if name in ("IMul", "FMul"):
-        return f"{T}(1)"
+        return lit(1, s)
     if name == "FAdd":
-        return f"{T}(0.0)"
+        return lit(0.0, s)
     if name == "FMin":
-        return f"{T}(np.inf)"
+        return lit(float("inf"), s)
     if name == "FMax":
-        return f"{T}(-np.inf)"
+        return lit(float("-inf"), s)
     if name == "SMin":
-        return f"{T}({(1 << (s.width - 1)) - 1})"
+        return lit((1 << (s.width - 1)) - 1, s)
     if name == "SMax":
-        return f"{T}({-(1 << (s.width - 1))})"
-    if name == "UMin":
-        return f"{T}({(1 << s.width) - 1})"
-    if name == "BitwiseAnd":
-        return f"{T}(-1)" if s.signed else f"{T}({(1 << s.width) - 1})"
+        return lit(-(1 << (s.width - 1)), s)
+    if name in ("UMin", "BitwiseAnd"):
+        return lit(-1, s)
     raise KeyError(name)
 
 
@@ -78,18 +75,25 @@ def _rounding(s):
     return G.ROUND_NONE
 
 
+def _state(em):
+    return em.state_arr()
+
+
 def _arith(name):
     def lower(em, ins, wait, resume):
         gop, cluster = _group_op(em, ins)
         xs = em.coll_arrays(ins.operands[2])
         rs = em.coll_result(ins)
         for x, r, s in zip(xs, rs, scalars(em.rtype(ins))):
+            common = [_state(em), ("i64", str(wait))]
             if name in _LOGICAL:
-                em.line(f"sg_logical(state, {wait}, {_LOGICAL[name]}, {gop}, {cluster}, {x}, {r}, {em.sg})")
+                em.lib(f"{SG}:logical", common + [("i64", str(_LOGICAL[name])), ("i64", str(gop)),
+                                                  ("i64", str(cluster)), x, r, ("i64", str(em.sg))], ins)
             else:
-                em.line(f"sg_arith(state, {wait}, {_ARITH[name]}, {gop}, {cluster}, {_rounding(s)}, "
-                        f"{_identity(name, s)}, {x}, {r}, {em.sg})")
-        em.line(f"sg_resume(state, {wait}, {resume})")
+                em.lib(f"{SG}:arith", common + [("i64", str(_ARITH[name])), ("i64", str(gop)),
+                                                ("i64", str(cluster)), ("i64", str(_rounding(s))),
+                                                (x.dtype, _identity(name, s)), x, r, ("i64", str(em.sg))], ins)
+        em.resume_lanes(wait, resume)
     return lower
 
 
@@ -101,18 +105,17 @@ def _gather(mode, has_index=True):
     def lower(em, ins, wait, resume):
         xs = em.coll_arrays(ins.operands[1])
         rs = em.coll_result(ins)
-        idx_arr, idx_const, per_lane = "state", "0", "False"
+        idx, idx_const, per_lane = _state(em), "0", "false"
         if has_index:
             v = ins.operands[2]
-            if em.spec.is_const(v):
-                idx_const = str(int(em.spec.scalar_const(v)))
-            elif v in em.hoisted:
-                idx_const = f"np.int64({em.val(v)})"
+            if em.spec.is_const(v) or v in em.hoisted:
+                idx_const = em.to_i64(v)
             else:
-                idx_arr, per_lane = em.coll_arrays(v)[0], "True"
+                idx, per_lane = em.coll_arrays(v)[0], "true"
         for x, r in zip(xs, rs):
-            em.line(f"sg_gather(state, {wait}, {mode}, {idx_arr}, {idx_const}, {per_lane}, {x}, {r}, {em.sg})")
-        em.line(f"sg_resume(state, {wait}, {resume})")
+            em.lib(f"{SG}:gather", [_state(em), ("i64", str(wait)), ("i64", str(mode)), idx, ("i64", idx_const),
+                                    ("b", per_lane), x, r, ("i64", str(em.sg))], ins)
+        em.resume_lanes(wait, resume)
     return lower
 
 
@@ -129,8 +132,8 @@ collective("OpGroupNonUniformBroadcastFirst")(_gather(G.FIRST, has_index=False))
 @collective("OpGroupNonUniformElect")
 def _elect(em, ins, wait, resume):
     r = em.coll_result(ins)[0]
-    em.line(f"sg_elect(state, {wait}, {r}, {em.sg})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.lib(f"{SG}:elect", [_state(em), ("i64", str(wait)), r, ("i64", str(em.sg))], ins)
+    em.resume_lanes(wait, resume)
 
 
 def _vote(kind):
@@ -138,8 +141,9 @@ def _vote(kind):
         xs = em.coll_arrays(ins.operands[1])
         r = em.coll_result(ins)[0]
         for i, x in enumerate(xs):
-            em.line(f"sg_vote(state, {wait}, {kind}, {x}, {r}, {i > 0}, {em.sg})")
-        em.line(f"sg_resume(state, {wait}, {resume})")
+            em.lib(f"{SG}:vote", [_state(em), ("i64", str(wait)), ("i64", str(kind)), x, r,
+                                  ("b", "true" if i > 0 else "false"), ("i64", str(em.sg))], ins)
+        em.resume_lanes(wait, resume)
     return lower
 
 
@@ -152,31 +156,33 @@ collective("OpGroupNonUniformAllEqual")(_vote(G.VOTE_EQUAL))
 def _ballot(em, ins, wait, resume):
     x = em.coll_arrays(ins.operands[1])[0]
     r = em.coll_result(ins)
-    em.line(f"sg_ballot(state, {wait}, {x}, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {em.sg})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.lib(f"{SG}:ballot", [_state(em), ("i64", str(wait)), x, *r, ("i64", str(em.sg))], ins)
+    em.resume_lanes(wait, resume)
 
 
 # -- ballot queries: per lane, on a ballot value ---------------------------------------------------
-def _ballot_bit(v, idx):
-    return (f"((({v[0]} >> np.uint32({idx})) if {idx} < 32 else ({v[1]} >> np.uint32({idx} - 32)) if {idx} < 64 "
-            f"else ({v[2]} >> np.uint32({idx} - 64)) if {idx} < 96 else ({v[3]} >> np.uint32({idx} - 96))) "
-            f"& np.uint32(1)) != 0")
+def _ballot_bit(em, v, idx: str) -> str:
+    """Bit idx (an i64 below 128) of the four words of a ballot."""
+    w = em.op(f"lshr i64 {idx}, 5")
+    word = v[3]
+    for k in (2, 1, 0):
+        word = em.op(f"select i1 {em.op(f'icmp eq i64 {w}, {k}')}, i32 {v[k]}, i32 {word}")
+    sh = em.op(f"trunc i64 {em.op(f'and i64 {idx}, 31')} to i32")
+    bit = em.op(f"and i32 {em.op(f'lshr i32 {word}, {sh}')}, 1")
+    return em.op(f"icmp ne i32 {bit}, 0")
 
 
 @rule("OpGroupNonUniformInverseBallot")
 def _inverse_ballot(em, ins):
     v = em.vals(ins.operands[1])
-    t = em.tmp("i")
-    em.line(f"{t} = lane % {em.sg}")
-    em.define(ins, [_ballot_bit(v, t)])
+    em.define(ins, [_ballot_bit(em, v, em.op(f"urem i64 {em.lane_reg}, {em.sg}"))])
 
 
 @rule("OpGroupNonUniformBallotBitExtract")
 def _bit_extract(em, ins):
     v = em.vals(ins.operands[1])
-    t = em.tmp("i")
-    em.line(f"{t} = np.int64({em.val(ins.operands[2])})")
-    em.define(ins, [_ballot_bit(v, t)])
+    idx = em.to_i64(ins.operands[2])
+    em.define(ins, [_ballot_bit(em, v, em.op(f"and i64 {idx}, 127"))])
 
 
 @rule("OpGroupNonUniformBallotBitCount")
@@ -184,28 +190,51 @@ def _bit_count(em, ins):
     from ...spirv.grammar import grammar
     group_op = grammar().enum_name("GroupOperation", ins.operands[1])
     v = em.vals(ins.operands[2])
-    sub = f"(lane % {em.sg})"
-    n = {"Reduce": str(em.sg), "InclusiveScan": f"({sub} + 1)", "ExclusiveScan": sub}.get(group_op)
-    if n is None:
+    i = em.op(f"urem i64 {em.lane_reg}, {em.sg}")
+    n = {"Reduce": str(em.sg), "InclusiveScan": None, "ExclusiveScan": i}.get(group_op, "?")
+    if n == "?":
         raise SpirvError(f"group operation {group_op} is not supported here", **ins.where())
-    t = em.tmp("n")
-    em.line(f"{t} = np.int64({n})")
-    terms = [f"popcount64(np.uint64({v[w]}) & np.uint64(((1 << max(0, min(32, {t} - {32 * w}))) - 1)))"
-             for w in range(4)]
-    em.define(ins, [f"np.uint32({' + '.join(terms)})"])
+    if n is None:
+        n = em.op(f"add i64 {i}, 1")
+    pop = intrinsic(em, "llvm.ctpop.i32", "i32", ["i32"])
+    total = "0"
+    for w in range(4):
+        k = em.op(f"sub i64 {n}, {32 * w}")
+        lo = em.op(f"icmp slt i64 {k}, 0")
+        k = em.op(f"select i1 {lo}, i64 0, i64 {k}")
+        hi = em.op(f"icmp sgt i64 {k}, 32")
+        k = em.op(f"select i1 {hi}, i64 32, i64 {k}")
+        m = em.op(f"sub i64 {em.op(f'shl i64 1, {k}')}, 1")
+        masked = em.op(f"and i32 {v[w]}, {em.op(f'trunc i64 {m} to i32')}")
+        total = em.op(f"add i32 {total}, {em.op(f'call i32 {pop}(i32 {masked})')}")
+    em.define(ins, [total])
+
+
+def _ballot64(em, lo: str, hi: str) -> str:
+    a = em.op(f"zext i32 {lo} to i64")
+    b = em.op(f"shl i64 {em.op(f'zext i32 {hi} to i64')}, 32")
+    return em.op(f"or i64 {a}, {b}")
 
 
 @rule("OpGroupNonUniformBallotFindLSB")
 def _find_lsb(em, ins):
     v = em.vals(ins.operands[1])
-    e = f"np.uint32(find_lsb(np.uint64({v[0]}) | (np.uint64({v[1]}) << np.uint64(32))) if ({v[0]} | {v[1]}) != 0 " \
-        f"else 64 + find_lsb(np.uint64({v[2]}) | (np.uint64({v[3]}) << np.uint64(32))))"
-    em.define(ins, [e])
+    cttz = intrinsic(em, "llvm.cttz.i64", "i64", ["i64", "i1"])
+    lo, hi = _ballot64(em, v[0], v[1]), _ballot64(em, v[2], v[3])
+    a = em.op(f"call i64 {cttz}(i64 {lo}, i1 false)")
+    b = em.op(f"add i64 {em.op(f'call i64 {cttz}(i64 {hi}, i1 false)')}, 64")
+    r = em.op(f"select i1 {em.op(f'icmp ne i64 {lo}, 0')}, i64 {a}, i64 {b}")
+    em.define(ins, [em.op(f"trunc i64 {r} to i32")])
 
 
 @rule("OpGroupNonUniformBallotFindMSB")
 def _find_msb(em, ins):
     v = em.vals(ins.operands[1])
-    e = f"np.uint32(64 + find_umsb(np.uint64({v[2]}) | (np.uint64({v[3]}) << np.uint64(32))) if ({v[2]} | {v[3]}) != 0 " \
-        f"else find_umsb(np.uint64({v[0]}) | (np.uint64({v[1]}) << np.uint64(32))))"
-    em.define(ins, [e])
+    ctlz = intrinsic(em, "llvm.ctlz.i64", "i64", ["i64", "i1"])
+    lo, hi = _ballot64(em, v[0], v[1]), _ballot64(em, v[2], v[3])
+    a = em.op(f"sub i64 63, {em.op(f'call i64 {ctlz}(i64 {lo}, i1 false)')}")
+    b = em.op(f"sub i64 127, {em.op(f'call i64 {ctlz}(i64 {hi}, i1 false)')}")
+    r = em.op(f"select i1 {em.op(f'icmp ne i64 {hi}, 0')}, i64 {b}, i64 {a}")
+    em.define(ins, [em.op(f"trunc i64 {r} to i32")])
+
+

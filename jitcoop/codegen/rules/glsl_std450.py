@@ -1,92 +1,186 @@
-"""GLSL.std.450 extended instructions. Transcendentals of float16/float32 are computed in float64
-and rounded once to the result type; GPUs are allowed a few ulp here, so this is as good as any."""
+"""GLSL.std.450 extended instructions. Floating-point functions of float16/float32 are computed in
+float64 (the C library's functions and LLVM's intrinsics) and rounded once to the result type;
+GPUs are allowed a few ulp here, so this is as good as any."""
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ..emitter import nb_type
+from ...spirv.types import Scalar
+from ..llvm import float_lit, ty
 from . import ext_rule
-from .common import round_from64, round_to, scalars, signed, unsigned
+from .common import intrinsic, round_from64, round_to, scalars, widen
 
 GLSL = "GLSL.std.450"
+_F64 = Scalar("float", 64, True)
 
 
 def _map(em, ins, args, fn):
-    rt = em.rtype(ins)
-    out_s = scalars(rt)
+    """fn(result scalar, operand leaves) per component; a scalar operand is used for every one."""
     vals = [em.vals(a) for a in args]
-    exprs = []
-    for i, s in enumerate(out_s):
-        exprs.append(fn(s, [v[i] if len(v) > 1 else v[0] for v in vals]))
-    em.define(ins, exprs)
+    em.define(ins, [fn(s, [v[i] if len(v) > 1 else v[0] for v in vals]) for i, s in enumerate(scalars(em.rtype(ins)))])
 
 
-def _float1(template):
+def _d(em, x: str, s) -> str:
+    return widen(em, x, s)
+
+
+def _libm(em, name: str, nargs: int = 1) -> str:
+    return em.declare(f"@{name}", f"declare double @{name}({', '.join(['double'] * nargs)})")
+
+
+def _call(em, fn: str, *xs) -> str:
+    return em.op(f"call double {fn}({', '.join('double ' + x for x in xs)})")
+
+
+def _ll(em, name: str, nargs: int = 1) -> str:
+    return intrinsic(em, f"llvm.{name}.f64", "double", ["double"] * nargs)
+
+
+def _c(x: float) -> str:
+    return float_lit(x, 64)
+
+
+def _float_fn(build):
+    """A float function computed on doubles: build(em, [double operands]) -> double."""
     def lower(em, ins, args):
-        _map(em, ins, args, lambda s, a: round_from64(template.format(*[f"np.float64({x})" for x in a]), s))
+        src = [scalars(em.value_type(a)) for a in args]
+
+        def f(s, a):
+            ds = [_d(em, x, st[0]) for x, st in zip(a, src)]
+            return round_from64(em, build(em, ds), s)
+        _map(em, ins, args, f)
     return lower
 
 
+def _f(em, op, a, b):
+    return em.op(f"{op} double {a}, {b}")
+
+
+def _fmin(em, a, b):
+    """GLSL FMin/NMin: a NaN operand loses; -0 is below +0 (LLVM's minimumnum)."""
+    return _call(em, _ll(em, "minimumnum", 2), a, b)
+
+
+def _fmax(em, a, b):
+    return _call(em, _ll(em, "maximumnum", 2), a, b)
+
+
+def _fsign(em, x):
+    pos = em.op(f"fcmp ogt double {x}, 0.0")
+    neg = em.op(f"fcmp olt double {x}, 0.0")
+    z = em.op(f"fmul double {x}, 0.0")                      # keeps the sign of zero, NaN stays NaN
+    r = em.op(f"select i1 {neg}, double -1.0, double {z}")
+    return em.op(f"select i1 {pos}, double 1.0, double {r}")
+
+
+def _smoothstep(em, e0, e1, x):
+    t = em.op(f"fdiv double {em.op(f'fsub double {x}, {e0}')}, {em.op(f'fsub double {e1}, {e0}')}")
+    t = _fmin(em, _fmax(em, t, "0.0"), "1.0")
+    k = em.op(f"fsub double 3.0, {em.op(f'fmul double 2.0, {t}')}")
+    return em.op(f"fmul double {em.op(f'fmul double {t}, {t}')}, {k}")
+
+
 _FLOAT = {
-    "Round": "round_half_away({0})", "RoundEven": "np.rint({0})", "Trunc": "np.trunc({0})",
-    "FAbs": "abs({0})", "FSign": "fsign({0})", "Floor": "np.floor({0})",
-    "Ceil": "np.ceil({0})", "Fract": "({0} - np.floor({0}))",
-    "Radians": "({0} * 0.017453292519943295)", "Degrees": "({0} * 57.29577951308232)",
-    "Sin": "np.sin({0})", "Cos": "np.cos({0})", "Tan": "np.tan({0})", "Asin": "np.arcsin({0})",
-    "Acos": "np.arccos({0})", "Atan": "np.arctan({0})", "Sinh": "np.sinh({0})", "Cosh": "np.cosh({0})",
-    "Tanh": "np.tanh({0})", "Asinh": "np.arcsinh({0})", "Acosh": "np.arccosh({0})",
-    "Atanh": "np.arctanh({0})", "Atan2": "np.arctan2({0}, {1})", "Pow": "np.power({0}, {1})",
-    "Exp": "np.exp({0})", "Log": "np.log({0})", "Exp2": "np.exp2({0})", "Log2": "np.log2({0})",
-    "Sqrt": "np.sqrt({0})", "InverseSqrt": "(1.0 / np.sqrt({0}))",
-    "FMin": "fmin_gl({0}, {1})", "FMax": "fmax_gl({0}, {1})", "NMin": "fmin_gl({0}, {1})",
-    "NMax": "fmax_gl({0}, {1})", "FClamp": "fmin_gl(fmax_gl({0}, {1}), {2})",
-    "NClamp": "fmin_gl(fmax_gl({0}, {1}), {2})",
-    "FMix": "({0} * (1.0 - {2}) + {1} * {2})", "Step": "(0.0 if {1} < {0} else 1.0)",
-    "SmoothStep": "smoothstep({0}, {1}, {2})", "Fma": "({0} * {1} + {2})",
-    "Ldexp": "np.ldexp({0}, np.int64({1}))",
+    "Round": lambda em, a: _call(em, _ll(em, "round"), a[0]),
+    "RoundEven": lambda em, a: _call(em, _ll(em, "roundeven"), a[0]),
+    "Trunc": lambda em, a: _call(em, _ll(em, "trunc"), a[0]),
+    "FAbs": lambda em, a: _call(em, _ll(em, "fabs"), a[0]),
+    "FSign": lambda em, a: _fsign(em, a[0]),
+    "Floor": lambda em, a: _call(em, _ll(em, "floor"), a[0]),
+    "Ceil": lambda em, a: _call(em, _ll(em, "ceil"), a[0]),
+    "Fract": lambda em, a: em.op(f"fsub double {a[0]}, {_call(em, _ll(em, 'floor'), a[0])}"),
+    "Radians": lambda em, a: em.op(f"fmul double {a[0]}, {_c(0.017453292519943295)}"),
+    "Degrees": lambda em, a: em.op(f"fmul double {a[0]}, {_c(57.29577951308232)}"),
+    "Sqrt": lambda em, a: _call(em, _ll(em, "sqrt"), a[0]),
+    "InverseSqrt": lambda em, a: em.op(f"fdiv double 1.0, {_call(em, _ll(em, 'sqrt'), a[0])}"),
+    "FMin": lambda em, a: _fmin(em, a[0], a[1]),
+    "FMax": lambda em, a: _fmax(em, a[0], a[1]),
+    "NMin": lambda em, a: _fmin(em, a[0], a[1]),
+    "NMax": lambda em, a: _fmax(em, a[0], a[1]),
+    "FClamp": lambda em, a: _fmin(em, _fmax(em, a[0], a[1]), a[2]),
+    "NClamp": lambda em, a: _fmin(em, _fmax(em, a[0], a[1]), a[2]),
+    "FMix": lambda em, a: _f(em, "fadd", _f(em, "fmul", a[0], _f(em, "fsub", "1.0", a[2])), _f(em, "fmul", a[1], a[2])),
+    "Step": lambda em, a: em.op(f"select i1 {em.op(f'fcmp olt double {a[1]}, {a[0]}')}, double 0.0, double 1.0"),
+    "SmoothStep": lambda em, a: _smoothstep(em, a[0], a[1], a[2]),
+    "Fma": lambda em, a: em.op(f"fadd double {em.op(f'fmul double {a[0]}, {a[1]}')}, {a[2]}"),
 }
-for _n, _t in _FLOAT.items():
-    if _n == "Ldexp":
-        continue
-    ext_rule(GLSL, _n)(_float1(_t))
+for _n, _b in _FLOAT.items():
+    ext_rule(GLSL, _n)(_float_fn(_b))
+
+# The C library's functions (LLVM would call them anyway).
+for _n, _c_name, _k in (("Sin", "sin", 1), ("Cos", "cos", 1), ("Tan", "tan", 1), ("Asin", "asin", 1),
+                        ("Acos", "acos", 1), ("Atan", "atan", 1), ("Sinh", "sinh", 1), ("Cosh", "cosh", 1),
+                        ("Tanh", "tanh", 1), ("Asinh", "asinh", 1), ("Acosh", "acosh", 1),
+                        ("Atanh", "atanh", 1), ("Atan2", "atan2", 2), ("Pow", "pow", 2), ("Exp", "exp", 1),
+                        ("Log", "log", 1), ("Exp2", "exp2", 1), ("Log2", "log2", 1)):
+    ext_rule(GLSL, _n)(_float_fn(lambda em, a, _c_name=_c_name, _k=_k: _call(em, _libm(em, _c_name, _k), *a[:_k])))
 
 
 @ext_rule(GLSL, "Ldexp")
 def _ldexp(em, ins, args):
     x, e = em.vals(args[0]), em.vals(args[1])
-    s = scalars(em.rtype(ins))
-    em.define(ins, [round_from64(f"np.ldexp(np.float64({a}), np.int32(max(-2000, min(2000, np.int64({b})))))", t)
-                    for a, b, t in zip(x, e if len(e) > 1 else e * len(x), s)])
+    xs, es = scalars(em.value_type(args[0])), scalars(em.value_type(args[1]))
+    fn = em.declare("@ldexp", "declare double @ldexp(double, i32)")
+    out = []
+    for a, b, t, st, se in zip(x, e if len(e) > 1 else e * len(x), scalars(em.rtype(ins)), xs,
+                               es if len(es) > 1 else es * len(x)):
+        k = em.cast_int(b, se.width, 64, True)
+        k = em.op(f"call i64 {intrinsic(em, 'llvm.smax.i64', 'i64', ['i64', 'i64'])}(i64 {k}, i64 -2000)")
+        k = em.op(f"call i64 {intrinsic(em, 'llvm.smin.i64', 'i64', ['i64', 'i64'])}(i64 {k}, i64 2000)")
+        r = em.op(f"call double {fn}(double {_d(em, a, st)}, i32 {em.op(f'trunc i64 {k} to i32')})")
+        out.append(round_from64(em, r, t))
+    em.define(ins, out)
 
 
-def _int(template, kind):
+def _int(build, signed):
     def lower(em, ins, args):
-        def f(s, a):
-            C = signed(s) if kind == "s" else unsigned(s)
-            return f"{nb_type(s)}(" + template.format(*[f"{C}({x})" for x in a]) + ")"
-        _map(em, ins, args, f)
+        _map(em, ins, args, lambda s, a: build(em, ty(s), a))
     return lower
 
 
-for _n, _t, _k in (("SAbs", "abs(np.int64({0}))", "s"), ("SSign", "(1 if {0} > 0 else (-1 if {0} < 0 else 0))", "s"),
-                   ("UMin", "min({0}, {1})", "u"), ("SMin", "min({0}, {1})", "s"),
-                   ("UMax", "max({0}, {1})", "u"), ("SMax", "max({0}, {1})", "s"),
-                   ("UClamp", "min(max({0}, {1}), {2})", "u"), ("SClamp", "min(max({0}, {1}), {2})", "s")):
-    ext_rule(GLSL, _n)(_int(_t, _k))
+def _iminmax(name):
+    return lambda em, t, a: em.op(f"call {t} {intrinsic(em, f'llvm.{name}.{t}', t, [t, t])}({t} {a[0]}, {t} {a[1]})")
 
 
-def _find(fn):
+def _iclamp(lo, hi):
+    def build(em, t, a):
+        x = _iminmax(lo)(em, t, [a[0], a[1]])
+        return _iminmax(hi)(em, t, [x, a[2]])
+    return build
+
+
+def _ssign(em, t, a):
+    pos = em.op(f"icmp sgt {t} {a[0]}, 0")
+    neg = em.op(f"icmp slt {t} {a[0]}, 0")
+    r = em.op(f"select i1 {neg}, {t} -1, {t} 0")
+    return em.op(f"select i1 {pos}, {t} 1, {t} {r}")
+
+
+for _n, _b, _s in (("SAbs", lambda em, t, a: em.op(f"call {t} {intrinsic(em, f'llvm.abs.{t}', t, [t, 'i1'])}({t} {a[0]}, i1 false)"), True),
+                   ("SSign", _ssign, True),
+                   ("UMin", _iminmax("umin"), False), ("SMin", _iminmax("smin"), True),
+                   ("UMax", _iminmax("umax"), False), ("SMax", _iminmax("smax"), True),
+                   ("UClamp", _iclamp("umax", "umin"), False), ("SClamp", _iclamp("smax", "smin"), True)):
+    ext_rule(GLSL, _n)(_int(_b, _s))
+
+
+def _find(kind):
+    """FindILsb / FindUMsb / FindSMsb: -1 where there is no such bit."""
     def lower(em, ins, args):
         src = scalars(em.value_type(args[0]))
-        vals = em.vals(args[0])
         out = []
-        for s, a, t in zip(scalars(em.rtype(ins)), vals, src):
-            if fn == "smsb":
-                # The most significant bit that differs from the sign bit.
-                S = signed(t)
-                x = f"np.uint64({unsigned(t)}(~{S}({a}) if {S}({a}) < 0 else {S}({a})))"
-                out.append(f"{nb_type(s)}(find_umsb({x}))")
+        for s, a, st in zip(scalars(em.rtype(ins)), em.vals(args[0]), src):
+            t, w = ty(st), st.width
+            if kind == "lsb":
+                n = em.op(f"call {t} {intrinsic(em, f'llvm.cttz.{t}', t, [t, 'i1'])}({t} {a}, i1 false)")
+                r = em.op(f"select i1 {em.op(f'icmp eq {t} {a}, 0')}, {t} -1, {t} {n}")
             else:
-                out.append(f"{nb_type(s)}(find_{fn}(np.uint64({unsigned(t)}({a}))))")
+                x = a
+                if kind == "smsb":       # the most significant bit that differs from the sign bit
+                    inv = em.op(f"xor {t} {a}, -1")
+                    x = em.op(f"select i1 {em.op(f'icmp slt {t} {a}, 0')}, {t} {inv}, {t} {a}")
+                n = em.op(f"call {t} {intrinsic(em, f'llvm.ctlz.{t}', t, [t, 'i1'])}({t} {x}, i1 false)")
+                r = em.op(f"sub {t} {w - 1}, {n}")           # -1 for zero
+            out.append(em.cast_int(r, w, s.width, True))
         em.define(ins, out)
     return lower
 
@@ -98,121 +192,175 @@ ext_rule(GLSL, "FindSMsb")(_find("smsb"))
 
 @ext_rule(GLSL, "IMix")
 def _imix(em, ins, args):
-    _map(em, ins, args, lambda s, a: f"({a[1]} if {a[2]} else {a[0]})")
+    _map(em, ins, args, lambda s, a: em.op(f"select i1 {a[2]}, {ty(s)} {a[1]}, {ty(s)} {a[0]}"))
+
+
+def _dot64(em, a, b, sa, sb) -> str:
+    acc = None
+    for x, y in zip(a, b):
+        p = em.op(f"fmul double {_d(em, x, sa)}, {_d(em, y, sb)}")
+        acc = p if acc is None else em.op(f"fadd double {acc}, {p}")
+    return acc
 
 
 @ext_rule(GLSL, "Length")
 def _length(em, ins, args):
     v = em.vals(args[0])
-    s = scalars(em.rtype(ins))[0]
-    em.define(ins, [round_from64("np.sqrt(" + " + ".join(f"np.float64({x}) * np.float64({x})" for x in v) + ")", s)])
+    st = scalars(em.value_type(args[0]))[0]
+    em.define(ins, [round_from64(em, _call(em, _ll(em, "sqrt"), _dot64(em, v, v, st, st)), scalars(em.rtype(ins))[0])])
 
 
 @ext_rule(GLSL, "Distance")
 def _distance(em, ins, args):
     a, b = em.vals(args[0]), em.vals(args[1])
-    s = scalars(em.rtype(ins))[0]
-    terms = " + ".join(f"(np.float64({x}) - np.float64({y})) ** 2" for x, y in zip(a, b))
-    em.define(ins, [round_from64(f"np.sqrt({terms})", s)])
+    st = scalars(em.value_type(args[0]))[0]
+    d = [em.op(f"fsub double {_d(em, x, st)}, {_d(em, y, st)}") for x, y in zip(a, b)]
+    dd = _dot64(em, d, d, _F64, _F64)
+    em.define(ins, [round_from64(em, _call(em, _ll(em, "sqrt"), dd), scalars(em.rtype(ins))[0])])
 
 
 @ext_rule(GLSL, "Normalize")
 def _normalize(em, ins, args):
     v = em.vals(args[0])
-    s = scalars(em.rtype(ins))
-    n = em.tmp("n")
-    em.line(f"{n} = np.sqrt(" + " + ".join(f"np.float64({x}) * np.float64({x})" for x in v) + ")")
-    em.define(ins, [round_from64(f"np.float64({x}) / {n}", t) for x, t in zip(v, s)])
+    st = scalars(em.value_type(args[0]))[0]
+    n = _call(em, _ll(em, "sqrt"), _dot64(em, v, v, st, st))
+    em.define(ins, [round_from64(em, em.op(f"fdiv double {_d(em, x, st)}, {n}"), t)
+                    for x, t in zip(v, scalars(em.rtype(ins)))])
 
 
 @ext_rule(GLSL, "Cross")
 def _cross(em, ins, args):
     a, b = em.vals(args[0]), em.vals(args[1])
     s = scalars(em.rtype(ins))
-    e = [f"{a[1]} * {b[2]} - {b[1]} * {a[2]}", f"{a[2]} * {b[0]} - {b[2]} * {a[0]}",
-         f"{a[0]} * {b[1]} - {b[0]} * {a[1]}"]
-    em.define(ins, [round_to(x, t) for x, t in zip(e, s)])
+    t = ty(s[0])
+
+    def term(i, j):
+        return em.op(f"fsub {t} {em.op(f'fmul {t} {a[i]}, {b[j]}')}, {em.op(f'fmul {t} {b[i]}, {a[j]}')}")
+    em.define(ins, [round_to(em, x, st, t) for x, st in zip((term(1, 2), term(2, 0), term(0, 1)), s)])
 
 
 @ext_rule(GLSL, "Reflect")
 def _reflect(em, ins, args):
     i, n = em.vals(args[0]), em.vals(args[1])
-    s = scalars(em.rtype(ins))
-    d = em.tmp("d")
-    em.line(f"{d} = " + " + ".join(f"np.float64({x}) * np.float64({y})" for x, y in zip(n, i)))
-    em.define(ins, [round_from64(f"np.float64({x}) - 2.0 * {d} * np.float64({y})", t) for x, y, t in zip(i, n, s)])
+    st = scalars(em.value_type(args[0]))[0]
+    d = _dot64(em, n, i, st, st)
+    d2 = em.op(f"fmul double 2.0, {d}")
+    em.define(ins, [round_from64(em, em.op(f"fsub double {_d(em, x, st)}, {em.op(f'fmul double {d2}, {_d(em, y, st)}')}"), t)
+                    for x, y, t in zip(i, n, scalars(em.rtype(ins)))])
 
 
 @ext_rule(GLSL, "Refract")
 def _refract(em, ins, args):
     i, n = em.vals(args[0]), em.vals(args[1])
-    eta = em.val(args[2])
-    s = scalars(em.rtype(ins))
-    d, k = em.tmp("d"), em.tmp("k")
-    em.line(f"{d} = " + " + ".join(f"np.float64({x}) * np.float64({y})" for x, y in zip(n, i)))
-    em.line(f"{k} = 1.0 - np.float64({eta}) * np.float64({eta}) * (1.0 - {d} * {d})")
-    em.define(ins, [round_from64(f"0.0 if {k} < 0.0 else np.float64({eta}) * np.float64({x}) - "
-                                 f"(np.float64({eta}) * {d} + np.sqrt({k})) * np.float64({y})", t)
-                    for x, y, t in zip(i, n, s)])
+    st = scalars(em.value_type(args[0]))[0]
+    eta = _d(em, em.val(args[2]), scalars(em.value_type(args[2]))[0])
+    d = _dot64(em, n, i, st, st)
+    e2 = em.op(f"fmul double {eta}, {eta}")
+    k = _f(em, "fsub", "1.0", _f(em, "fmul", e2, _f(em, "fsub", "1.0", _f(em, "fmul", d, d))))
+    neg = em.op(f"fcmp olt double {k}, 0.0")
+    c = em.op(f"fadd double {em.op(f'fmul double {eta}, {d}')}, {_call(em, _ll(em, 'sqrt'), k)}")
+    out = []
+    for x, y, t in zip(i, n, scalars(em.rtype(ins))):
+        r = em.op(f"fsub double {em.op(f'fmul double {eta}, {_d(em, x, st)}')}, {em.op(f'fmul double {c}, {_d(em, y, st)}')}")
+        out.append(round_from64(em, em.op(f"select i1 {neg}, double 0.0, double {r}"), t))
+    em.define(ins, out)
 
 
 @ext_rule(GLSL, "FaceForward")
 def _faceforward(em, ins, args):
     n, i, nref = em.vals(args[0]), em.vals(args[1]), em.vals(args[2])
-    d = em.tmp("d")
-    em.line(f"{d} = " + " + ".join(f"np.float64({x}) * np.float64({y})" for x, y in zip(nref, i)))
-    em.define(ins, [f"({x} if {d} < 0.0 else -{x})" for x in n])
+    st = scalars(em.value_type(args[0]))[0]
+    d = _dot64(em, nref, i, st, st)
+    neg = em.op(f"fcmp olt double {d}, 0.0")
+    t = ty(st)
+    em.define(ins, [em.op(f"select i1 {neg}, {t} {x}, {t} {em.op(f'fneg {t} {x}')}") for x in n])
+
+
+def _trunc_parts(em, x, s):
+    """(fraction, whole part) of a float leaf, in its own type."""
+    t = ty(s)
+    w = em.op(f"call {t} {intrinsic(em, f'llvm.trunc.{_fn(t)}', t, [t])}({t} {x})")
+    return em.op(f"fsub {t} {x}, {w}"), w
+
+
+def _fn(t):
+    return "f64" if t == "double" else "f32"
 
 
 @ext_rule(GLSL, "Modf")
 def _modf(em, ins, args):
     # Returns the fraction; the whole part goes through the pointer operand.
-    x = em.vals(args[0])
-    s = scalars(em.rtype(ins))
     from .core_memory import _write
-    p = em.ptr(args[1], ins)
-    whole = [f"np.trunc({v})" for v in x]
-    _write(em, ins, p, [round_to(w, t) for w, t in zip(whole, s)])
-    em.define(ins, [round_to(f"{v} - np.trunc({v})", t) for v, t in zip(x, s)])
+    s = scalars(em.rtype(ins))
+    parts = [_trunc_parts(em, v, t) for v, t in zip(em.vals(args[0]), s)]
+    _write(em, ins, em.ptr(args[1], ins), [round_to(em, w, t, ty(t)) for (_, w), t in zip(parts, s)])
+    em.define(ins, [round_to(em, f, t, ty(t)) for (f, _), t in zip(parts, s)])
 
 
 @ext_rule(GLSL, "ModfStruct")
 def _modf_struct(em, ins, args):
     x = em.vals(args[0])
     s = scalars(em.rtype(ins))[:len(x)]
-    em.define(ins, [round_to(f"{v} - np.trunc({v})", t) for v, t in zip(x, s)] +
-              [round_to(f"np.trunc({v})", t) for v, t in zip(x, s)])
+    parts = [_trunc_parts(em, v, t) for v, t in zip(x, s)]
+    em.define(ins, [round_to(em, f, t, ty(t)) for (f, _), t in zip(parts, s)] +
+              [round_to(em, w, t, ty(t)) for (_, w), t in zip(parts, s)])
 
 
 @ext_rule(GLSL, "FrexpStruct")
 def _frexp_struct(em, ins, args):
     x = em.vals(args[0])
+    st = scalars(em.value_type(args[0]))
     s = scalars(em.rtype(ins))
     n = len(x)
-    em.define(ins, [round_to(f"math.frexp(np.float64({v}))[0]", t) for v, t in zip(x, s[:n])] +
-              [f"{nb_type(t)}(math.frexp(np.float64({v}))[1])" for v, t in zip(x, s[n:])])
+    fn = intrinsic(em, "llvm.frexp.f64.i32", "{ double, i32 }", ["double"])
+    mant, exps = [], []
+    for v, a, t, e in zip(x, st, s[:n], s[n:]):
+        r = em.op(f"call {{ double, i32 }} {fn}(double {_d(em, v, a)})")
+        m = em.op(f"extractvalue {{ double, i32 }} {r}, 0")
+        k = em.op(f"extractvalue {{ double, i32 }} {r}, 1")
+        fin = em.op(f"fcmp olt double {_call(em, _ll(em, 'fabs'), m)}, 0x7FF0000000000000")
+        k = em.op(f"select i1 {fin}, i32 {k}, i32 0")      # inf and NaN: exponent 0 (as C does)
+        mant.append(round_from64(em, m, t))
+        exps.append(em.cast_int(k, 32, e.width, True))
+    em.define(ins, mant + exps)
 
 
-def _pack(fn_template, n):
+@ext_rule(GLSL, "PackHalf2x16")
+def _pack_half(em, ins, args):
+    v = em.vals(args[0])
+    to16 = em.helper("f32_to_f16")
+    h = [em.op(f"zext i16 {em.op(f'call i16 {to16}(float {x})')} to i32") for x in v]
+    em.define(ins, [em.op(f"or i32 {h[0]}, {em.op(f'shl i32 {h[1]}, 16')}")])
+
+
+def _pack_lib(name, n):
     def lower(em, ins, args):
         v = em.vals(args[0])
-        em.define(ins, [fn_template.format(*v)])
+        em.define(ins, [em.lib_scalar(f"jitcoop.kernels.scalar:{name}", [("f32", x) for x in v[:n]], "i32")])
     return lower
 
 
-ext_rule(GLSL, "PackHalf2x16")(_pack("np.uint32(np.uint32(f32_to_f16(np.float32({0}))) | (np.uint32(f32_to_f16(np.float32({1}))) << np.uint32(16)))", 2))
-ext_rule(GLSL, "PackUnorm4x8")(_pack("pack_unorm4x8({0}, {1}, {2}, {3})", 4))
-ext_rule(GLSL, "PackSnorm4x8")(_pack("pack_snorm4x8({0}, {1}, {2}, {3})", 4))
-ext_rule(GLSL, "PackUnorm2x16")(_pack("pack_unorm2x16({0}, {1})", 2))
-ext_rule(GLSL, "PackSnorm2x16")(_pack("pack_snorm2x16({0}, {1})", 2))
-ext_rule(GLSL, "PackDouble2x32")(_pack("bits_f64(np.uint64({0}) | (np.uint64({1}) << np.uint64(32)))", 2))
+ext_rule(GLSL, "PackUnorm4x8")(_pack_lib("pack_unorm4x8", 4))
+ext_rule(GLSL, "PackSnorm4x8")(_pack_lib("pack_snorm4x8", 4))
+ext_rule(GLSL, "PackUnorm2x16")(_pack_lib("pack_unorm2x16", 2))
+ext_rule(GLSL, "PackSnorm2x16")(_pack_lib("pack_snorm2x16", 2))
+
+
+@ext_rule(GLSL, "PackDouble2x32")
+def _pack_double(em, ins, args):
+    v = em.vals(args[0])
+    lo = em.op(f"zext i32 {v[0]} to i64")
+    hi = em.op(f"shl i64 {em.op(f'zext i32 {v[1]} to i64')}, 32")
+    em.define(ins, [em.op(f"bitcast i64 {em.op(f'or i64 {lo}, {hi}')} to double")])
 
 
 @ext_rule(GLSL, "UnpackHalf2x16")
 def _unpack_half(em, ins, args):
     v = em.val(args[0])
-    em.define(ins, [f"f16_to_f32(np.uint16(np.uint32({v}) & np.uint32(0xFFFF)))",
-                    f"f16_to_f32(np.uint16(np.uint32({v}) >> np.uint32(16)))"])
+    lo = em.op(f"trunc i32 {v} to i16")
+    hi = em.op(f"trunc i32 {em.op(f'lshr i32 {v}, 16')} to i16")
+    f = em.helper("f16_to_f32")
+    em.define(ins, [em.op(f"call float {f}(i16 {lo})"), em.op(f"call float {f}(i16 {hi})")])
 
 
 def _unpack(bits, signed_):
@@ -223,11 +371,12 @@ def _unpack(bits, signed_):
         v = em.val(args[0])
         out = []
         for i in range(32 // bits):
-            field = f"((np.uint32({v}) >> np.uint32({bits * i})) & np.uint32({(1 << bits) - 1}))"
+            field = em.op(f"trunc i32 {em.op(f'lshr i32 {v}, {bits * i}')} to i{bits}")
+            d = em.op(f"{'sitofp' if signed_ else 'uitofp'} i{bits} {field} to double")
+            q = em.op(f"fdiv double {d}, {_c(float(top))}")
             if signed_:
-                out.append(f"np.float32(max(-1.0, np.float64(np.int{bits}(np.uint{bits}({field}))) / {top}.0))")
-            else:
-                out.append(f"np.float32(np.float64({field}) / {top}.0)")
+                q = em.op(f"call double {_ll(em, 'maxnum', 2)}(double {q}, double -1.0)")
+            out.append(em.op(f"fptrunc double {q} to float"))
         em.define(ins, out)
     return lower
 
@@ -240,8 +389,8 @@ ext_rule(GLSL, "UnpackSnorm2x16")(_unpack(16, True))
 
 @ext_rule(GLSL, "UnpackDouble2x32")
 def _unpack_double(em, ins, args):
-    v = em.val(args[0])
-    em.define(ins, [f"np.uint32(f64_bits({v}) & np.uint64(0xFFFFFFFF))", f"np.uint32(f64_bits({v}) >> np.uint64(32))"])
+    b = em.op(f"bitcast double {em.val(args[0])} to i64")
+    em.define(ins, [em.op(f"trunc i64 {b} to i32"), em.op(f"trunc i64 {em.op(f'lshr i64 {b}, 32')} to i32")])
 
 
 @ext_rule(GLSL, "Determinant")
@@ -249,12 +398,22 @@ def _determinant(em, ins, args):
     mt = em.value_type(args[0])
     m = em.vals(args[0])
     n = mt.ncols
-    a = lambda c, r: f"np.float64({m[c * n + r]})"
+    s = mt.col.elem
+    a = lambda c, r: _d(em, m[c * n + r], s)
+
+    def mul(x, y):
+        return em.op(f"fmul double {x}, {y}")
+
+    def sub(x, y):
+        return em.op(f"fsub double {x}, {y}")
+
     if n == 2:
-        e = f"{a(0,0)} * {a(1,1)} - {a(1,0)} * {a(0,1)}"
+        e = sub(mul(a(0, 0), a(1, 1)), mul(a(1, 0), a(0, 1)))
     elif n == 3:
-        e = (f"{a(0,0)} * ({a(1,1)} * {a(2,2)} - {a(2,1)} * {a(1,2)}) - {a(1,0)} * ({a(0,1)} * {a(2,2)} - {a(2,1)} * {a(0,2)})"
-             f" + {a(2,0)} * ({a(0,1)} * {a(1,2)} - {a(1,1)} * {a(0,2)})")
+        t0 = mul(a(0, 0), sub(mul(a(1, 1), a(2, 2)), mul(a(2, 1), a(1, 2))))
+        t1 = mul(a(1, 0), sub(mul(a(0, 1), a(2, 2)), mul(a(2, 1), a(0, 2))))
+        t2 = mul(a(2, 0), sub(mul(a(0, 1), a(1, 2)), mul(a(1, 1), a(0, 2))))
+        e = em.op(f"fadd double {sub(t0, t1)}, {t2}")
     else:
         raise SpirvError("Determinant of a 4x4 matrix is not supported yet", **ins.where())
-    em.define(ins, [round_from64(e, mt.col.elem)])
+    em.define(ins, [round_from64(em, e, s)])

@@ -18,6 +18,8 @@ from ...kernels import coopmat as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
 from . import REWRITES, collective, pure, rule
 
+CM = "jitcoop.kernels.coopmat"
+
 _FMT = {("float", 32, ""): K.F32, ("float", 64, ""): K.F64, ("float", 16, ""): K.F16,
         ("float", 16, "bf16"): K.BF16, ("float", 8, "e4m3"): K.E4M3, ("float", 8, "e5m2"): K.E5M2}
 _INT = {(8, True): K.S8, (8, False): K.U8, (16, True): K.S16, (16, False): K.U16,
@@ -51,13 +53,11 @@ def _scope_words(t):
 def check_scope(em, ins, wait, t):
     """Every invocation of a scope instance must reach a cooperative instruction together."""
     inv = scope_size(em, t)
-    # conv: the scheduler saw every lane of the workgroup waiting here, so no instance lacks one
-    em.line(f"bad = -1 if conv else cm.check_scope(state, {wait}, {inv})")
-    em.line("if bad >= 0:")
-    em.line("    " + em.fail_lane(
-        ins, f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
-             f"(scope instance of {inv} invocations): lane {{d}} is not there (it has finished or "
-             f"waits elsewhere); real hardware gives undefined results", "bad", "bad"))
+    bad = em.lib(f"{CM}:check_scope", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))], ins)
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
+                 f"(scope instance of {inv} invocations): lane {{d}} is not there (it has finished or "
+                 f"waits elsewhere); real hardware gives undefined results", bad, bad)
 
 
 def check_uniform(em, ins, wait, t, row, what, vid=None):
@@ -66,11 +66,10 @@ def check_uniform(em, ins, wait, t, row, what, vid=None):
     if vid is not None and em._uniform_operand(vid):
         return
     inv = scope_size(em, t)
-    em.line(f"bad = cm.check_uniform(state, {wait}, {inv}, {row})")
-    em.line("if bad >= 0:")
-    em.line("    " + em.fail_lane(ins, f"the {what} operand of a cooperative matrix instruction must be "
-                                       f"dynamically uniform in its {_scope_words(t)}; lane {{d}} "
-                                       f"has a different value", "bad", "bad"))
+    bad = em.lib(f"{CM}:check_uniform", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), row], ins)
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"the {what} operand of a cooperative matrix instruction must be dynamically uniform "
+                 f"in its {_scope_words(t)}; lane {{d}} has a different value", bad, bad)
 
 
 @rule("OpCooperativeMatrixLengthKHR")
@@ -78,7 +77,7 @@ def _length(em, ins):
     t = em.spec.type(ins.operands[0])
     if not isinstance(t, CoopMat):
         raise SpirvError("OpCooperativeMatrixLengthKHR takes a cooperative matrix type", **ins.where())
-    em.define(ins, [f"np.uint32({t.n})"])
+    em.define(ins, [str(t.n)])
 
 
 pure("OpCooperativeMatrixLengthKHR")
@@ -115,19 +114,27 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     stride = em.coll_i64(stride_id)
     check_uniform(em, ins, wait, t, addr, "Pointer", ptr_id)
     check_uniform(em, ins, wait, t, stride, "Stride", stride_id)
-    lo, hi = ("0", "0") if p.root is None else (p.root[0], f"{p.root[0]} + {p.root[1]}")
+    lo, hi = root_bounds(em, p)
     fn = "store" if store else "load"
-    run = f", {K.run_length(t.layout.table, t.rows, t.cols, col_major)}"
-    em.line(f"bad = cm.{fn}(state, {wait}, {inv}, {block}, {em.table(t.layout)}, {t.rows}, {t.cols}, "
-            f"{addr}, {stride}, {psize}, {t.elem.size}, {col_major}, {fmt_of(t.elem)}, "
-            f"np.int64({lo}), np.int64({hi}), ranges, {em.info_array()}{run})")
-    where = em.root_desc(p.root[0]) if p.root is not None else "any buffer"
+    run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
+    bad = em.lib(f"{CM}:{fn}", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block, em.table(t.layout),
+                                ("i64", str(t.rows)), ("i64", str(t.cols)), addr, stride, ("i64", str(psize)),
+                                ("i64", str(t.elem.size)), ("i64", str(col_major)), ("i64", str(fmt_of(t.elem))),
+                                ("i64", lo), ("i64", hi), em.ranges_arr(), em.info_array(), ("i64", str(run))], ins)
+    where = p.root_name or "its object" if p.root is not None else "any buffer"
     rule_words = "Stride must be positive" if store else "Stride must not be negative"
-    em.line("if bad >= 0:")
-    em.line("    " + em.fail_lane(
-        ins, f"cooperative matrix {fn} of a {describe(t)} reaches outside {where}: {{e}} bytes "
-             f"from byte offset {{d}} (rows x Stride x {psize}-byte pointee; {rule_words})",
-        "bad", "info[0]", "info[1]"))
+    em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                 f"cooperative matrix {fn} of a {describe(t)} reaches outside {where}: {{e}} bytes "
+                 f"from byte offset {{d}} (rows x Stride x {psize}-byte pointee; {rule_words})",
+                 bad, em.info_at(0), em.info_at(1))
+
+
+def root_bounds(em, p) -> tuple[str, str]:
+    """(start, end) i64 operands of the object a pointer points into; (0, 0) when unknown."""
+    if p.root is None:
+        return "0", "0"
+    base, size = p.root
+    return base, em.op(f"add i64 {base}, {size}")
 
 
 @collective("OpCooperativeMatrixLoadKHR")
@@ -140,7 +147,7 @@ def _load(em, ins, wait, resume):
     stride = o[2] if len(o) > 2 and ins.kinds[2] == "IdRef" else None
     block = em.coll_result_block(ins)
     _memory_access(em, ins, o[0], t, o[1], stride, wait, block, store=False)
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.resume_lanes(wait, resume)
 
 
 @collective("OpCooperativeMatrixStoreKHR")
@@ -153,7 +160,7 @@ def _store(em, ins, wait, resume):
     block = em.coll_block(o[1])
     _memory_access(em, ins, o[0], t, o[2], stride, wait, block, store=True)
     em.meta.writes_physical = em.meta.writes_physical or em.ptr(o[0], ins).root is None
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.resume_lanes(wait, resume)
 
 
 # -- MulAdd ---------------------------------------------------------------------------------------
@@ -202,18 +209,15 @@ NUMERICS = {"exact": K.EXACT, "nvidia": K.NVIDIA, "float32": K.FLOAT32}
 
 
 def numerics(em):
-    n = em.options.get("numerics", "exact")
-    if n not in NUMERICS:
-        raise SpirvError(f"numerics={n!r}: choose one of {', '.join(NUMERICS)}")
-    return NUMERICS[n]
+    return NUMERICS[em.options.numerics]
 
 
-def source_table_of(em, layout) -> str:
-    """The name of the module constant [2, rows * cols] saying which (e, lane) each element of a
-    fragment's dense form is read from (kernels.coopmat.source_table)."""
-    from ...devices.layouts import Layout
-    src = K.source_table(layout.table)
-    return em.table(Layout(f"{layout.name}.src", layout.rows, layout.cols, 2, src))
+def source_table_of(em, layout):
+    """The constant [2, rows * cols] saying which (e, lane) each element of a fragment's dense
+    form is read from (kernels.coopmat.source_table)."""
+    src = K.source_table(layout.table).astype(np.int32)
+    from ..collectives import Arr
+    return Arr(em.const_blob(src), "i32", src.shape)
 
 
 def gather(em, wait, inv, t: CoopMat, block, signed=None, dtype=None) -> str:
@@ -222,24 +226,29 @@ def gather(em, wait, inv, t: CoopMat, block, signed=None, dtype=None) -> str:
     ninst = em.W // inv
     isint = t.elem.kind != "float"
     if dtype is None:
-        dtype = "int64" if isint else "float64"
+        dtype = "i64" if isint else "f64"
     d = em.dense(ninst, t.rows * t.cols, dtype)
     sg = bool(t.elem.signed if signed is None else signed) if isint else False
-    width = t.elem.width
+    flags = [("b", _b(isint)), ("i64", str(t.elem.width)), ("b", _b(sg))]
+    head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block]
     if K.is_striped(t.layout.table, t.rows * t.cols):
-        em.line(f"cm.gather_striped(state, {wait}, {inv}, {block}, {d}, {isint}, {width}, {sg})")
+        em.lib(f"{CM}:gather_striped", head + [d] + flags)
     else:
-        em.line(f"cm.gather_src(state, {wait}, {inv}, {block}, {source_table_of(em, t.layout)}, {d}, "
-                f"{isint}, {width}, {sg})")
+        em.lib(f"{CM}:gather_src", head + [source_table_of(em, t.layout), d] + flags)
     return d
+
+
+def _b(x) -> str:
+    return "true" if x else "false"
 
 
 def scatter(em, wait, inv, t: CoopMat, dense, block):
     """Dense matrices -> the fragments of a result of type t (every replica)."""
+    head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense]
     if K.is_striped(t.layout.table, t.rows * t.cols):
-        em.line(f"cm.scatter_striped(state, {wait}, {inv}, {dense}, {block})")
+        em.lib(f"{CM}:scatter_striped", head + [block])
     else:
-        em.line(f"cm.scatter(state, {wait}, {inv}, {dense}, {em.table(t.layout)}, {block})")
+        em.lib(f"{CM}:scatter", head + [em.table(t.layout), block])
 
 
 def _int_bound(t: CoopMat, signed: bool) -> int:
@@ -259,7 +268,7 @@ def _product_ctype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> int:
     return K.C_I64
 
 
-_CTYPE_NAMES = {K.C_F64: "float64", K.C_F32: "float32", K.C_I64: "int64"}
+_CTYPE_NAMES = {K.C_F64: "f64", K.C_F32: "f32", K.C_I64: "i64"}
 
 
 def _direct(em, inv, t: CoopMat) -> bool:
@@ -268,11 +277,11 @@ def _direct(em, inv, t: CoopMat) -> bool:
     return inv % t.cols == 0 and K.is_striped(t.layout.table, t.rows * t.cols)
 
 
-def _const_table(em, name, arr) -> str:
-    """A module constant holding an int32 array (through the generator's layout tables)."""
-    from ...devices.layouts import Layout
-    arr = np.asarray(arr, np.int32).reshape(1, -1)
-    return em.table(Layout(name, 1, arr.shape[1], 1, arr))
+def _const_table(em, arr):
+    """An int32 array among the kernel's constants."""
+    from ..collectives import Arr
+    arr = np.asarray(arr, np.int32).reshape(-1)
+    return Arr(em.const_blob(arr), "i32", arr.shape)
 
 
 class _Placement:
@@ -299,10 +308,10 @@ class _Placement:
     def read(self, t: CoopMat, signed=False):
         """A, B or C: in place when striped (copied to work when its type is not the compute
         type), else through its read table into work."""
-        from ..emitter import nb_type
+        from ..collectives import dtype_of
         em, n = self.em, t.rows * t.cols
         if _direct(em, self.inv, t):
-            woff = self._region(n) if nb_type(t.elem)[3:] != self.cname else 0
+            woff = self._region(n) if dtype_of(t.elem) != self.cname else 0
             return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W, signed, woff=woff)
         toff = self._table(K.read_table(t.layout.table, em.W))
         return K.operand(K.TABLE, t.rows, t.cols, signed=signed, toff=toff, woff=self._region(n))
@@ -322,7 +331,7 @@ class _Placement:
         """(tables constant, work array) names for the kernel call."""
         em = self.em
         tabs = np.concatenate(self.tabs) if self.tabs else np.zeros(1, np.int32)
-        return (_const_table(em, "muladd", tabs), em.dense(1, max(1, self.work), self.cname))
+        return (_const_table(em, tabs), em.dense(1, max(1, self.work), self.cname))
 
 
 @collective("OpCooperativeMatrixMulAddKHR")
@@ -337,10 +346,11 @@ def _muladd(em, ins, wait, resume):
     ninst = em.W // inv
     if r.elem.kind == "float" and numerics(em) == K.NVIDIA:
         da, db, dc = (gather(em, wait, inv, m, blk) for m, blk in zip((a, b, c), blocks))
-        em.line(f"cm.mma_f(state, {wait}, {inv}, {da}, {db}, {dc}, {M}, {N}, {K_}, "
-                f"{fmt_of(r.elem)}, {numerics(em)})")
+        em.lib(f"{CM}:mma_f", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), da, db, dc,
+                               ("i64", str(M)), ("i64", str(N)), ("i64", str(K_)), ("i64", str(fmt_of(r.elem))),
+                               ("i64", str(numerics(em)))], ins)
         scatter(em, wait, inv, r, dc, out)
-        em.line(f"sg_resume(state, {wait}, {resume})")
+        em.resume_lanes(wait, resume)
         return
     is_float = r.elem.kind == "float"
     if not is_float:
@@ -369,10 +379,10 @@ def _muladd(em, ins, wait, resume):
             pr = K.operand(K.DENSE, M, N)
         tabs, work = pl.arrays()
         spec = K.mm_spec(M, N, K_, ctype, fused, pa, pb, pc, pr)
-        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {blocks[2]}, {rarr}, "
-                f"{tabs}, {work}, {spec!r})")
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
         if r.elem.width < 32:
-            em.line(f"cm.round_dense(state, {wait}, {inv}, {rarr}, {fmt_of(r.elem)})")
+            em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), rarr,
+                                         ("i64", str(fmt_of(r.elem)))], ins)
             scatter(em, wait, inv, r, rarr, out)
     elif same_layout(c, r) and _direct(em, inv, r) and not (flags & SATURATE and r.elem.width == 64):
         # The exact sum of products, then R = C + sum wrapped or saturated, in one pass.
@@ -380,26 +390,35 @@ def _muladd(em, ins, wait, resume):
         g = K.operand(K.STRIPED, M, N, inv, em.W, bool(flags & C_SIGNED))
         spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, g, K.operand(K.STRIPED, M, N, inv, em.W),
                          (r.elem.width, bool(flags & R_SIGNED), bool(flags & SATURATE)))
-        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {blocks[2]}, {out}, "
-                f"{tabs}, {work}, {spec!r})")
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], out, tabs, work)
     else:
         # P = A x B exactly (no C), then R = C + P wrapped or saturated.
         dp = em.dense(ninst, M * N, cname)
         tabs, work = pl.arrays()
         spec = K.mm_spec(M, N, K_, ctype, True, pa, pb, K.operand(K.NONE, M, N),
                          K.operand(K.DENSE, M, N))
-        em.line(f"cm.muladd(state, {wait}, {inv}, {blocks[0]}, {blocks[1]}, {dp}, {dp}, "
-                f"{tabs}, {work}, {spec!r})")
-        sat = f"{bool(flags & R_SIGNED)}, {bool(flags & SATURATE)}"
-        cw = f"{bool(flags & C_SIGNED)}, {c.elem.width}"
+        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], dp, dp, tabs, work)
+        sat = [("b", _b(flags & R_SIGNED)), ("b", _b(flags & SATURATE))]
+        head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))]
         if same_layout(c, r):
-            em.line(f"cm.combine_i_tab(state, {wait}, {inv}, {blocks[2]}, {dp}, {out}, "
-                    f"{em.table(r.layout)}, {r.elem.width}, {cw}, {sat})")
+            em.lib(f"{CM}:combine_i_tab", head + [blocks[2], dp, out, em.table(r.layout), ("i64", str(r.elem.width)),
+                                                  ("b", _b(flags & C_SIGNED)), ("i64", str(c.elem.width))] + sat, ins)
         else:
             dc = gather(em, wait, inv, c, blocks[2], bool(flags & C_SIGNED))
-            em.line(f"cm.combine_i(state, {wait}, {inv}, {dc}, {dp}, {dc}, {r.elem.width}, {sat})")
+            em.lib(f"{CM}:combine_i", head + [dc, dp, dc, ("i64", str(r.elem.width))] + sat, ins)
             scatter(em, wait, inv, r, dc, out)
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.resume_lanes(wait, resume)
+
+
+def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work):
+    """R = C + A x B for every scope instance waiting here: a MulAdd function specialized on
+    `spec` (jitcoop.codegen.matmul), called per instance."""
+    from ..matmul import muladd_function
+    dtypes = (a.dtype, b.dtype, c.dtype, r.dtype)
+    name = em.declared_muladd(spec, dtypes, muladd_function)
+    em.for_instances(inv, wait, lambda base, q: em.emit(
+        f"call void {name}(ptr {a.ptr}, ptr {b.ptr}, ptr {c.ptr}, ptr {r.ptr}, ptr {tabs.ptr}, ptr {work.ptr}, "
+        f"i64 {base}, i64 {q})"))
 
 
 # -- conversions between lane layouts ---------------------------------------------------------------
@@ -483,5 +502,6 @@ def _relayout(em, ins, wait, resume):
     inv = scope_size(em, dst)
     check_scope(em, getattr(ins, "origin", ins), wait, dst)
     d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
-    em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.lib(f"{CM}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), d, em.table(dst.layout),
+                             em.coll_result_block(ins)], ins)
+    em.resume_lanes(wait, resume)

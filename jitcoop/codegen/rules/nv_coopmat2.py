@@ -1,26 +1,34 @@
 """SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing and SPV_NV_cooperative_matrix_decode_vector.
 
-Tensor layouts and views are per-lane values of 32-bit leaves (jitcoop.spirv.types.TensorLayout
-and TensorView); every OpCreateTensor*/OpTensorLayout*/OpTensorView* instruction is a pure rule
-that returns a modified copy, so the usual uniform hoisting computes them once per workgroup.
+Tensor layouts and views are values of 32-bit leaves (jitcoop.spirv.types.TensorLayout and
+TensorView); every OpCreateTensor*/OpTensorLayout*/OpTensorView* instruction is a pure rule that
+returns a modified copy, so uniform hoisting computes them once per workgroup and LLVM folds the
+constant parts.
 
 The matrix instructions are collective, as in SPV_KHR_cooperative_matrix. Tensor loads and stores
-go through jitcoop.kernels.tensor; those with a decode function, reductions and per-element
-operations call a SPIR-V function per element, compiled by jitcoop.codegen.callback. For each
-such instruction the rule generates a small numba function (a "site") into the kernel's module:
-the element loop around the callback, so that the callback is a direct call that LLVM can inline.
+without a decode function are kernel-library calls (jitcoop.kernels.tensor); a load with a
+DecodeFunc, a reduction and a per-element operation call a SPIR-V function per element, compiled
+as an LLVM function of the kernel's module (jitcoop.codegen.callback) and called directly from a
+loop generated here, so LLVM can inline it.
 """
 from __future__ import annotations
 
-from ...errors import SpirvError
-from ...kernels import coopmat as K
-from ...kernels import tensor as TN
-from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector,
-                            describe, leaves, size_of)
-from . import CALLBACKS, RESIDENT_DEFS, collective, rule
-from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, scope_size
+import numpy as np
 
-U32 = "np.uint32"
+from ...errors import SpirvError
+from ...kernels import tensor as TN
+from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector, describe,
+                            leaves, size_of)
+from ..callback import CONTEXT_ARGS
+from ..collectives import Arr
+from ..llvm import ty
+from . import CALLBACKS, collective, pure, rule
+from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scope_size
+
+TNK = "jitcoop.kernels.tensor"
+CMK = "jitcoop.kernels.coopmat"
+B, DIM, STRIDE, OFFSET, SPAN = (TensorLayout.BLOCK, TensorLayout.DIM, TensorLayout.STRIDE,
+                                TensorLayout.OFFSET, TensorLayout.SPAN)
 
 
 # -- tensor layouts and views ---------------------------------------------------------------------
@@ -43,7 +51,7 @@ def _same_type(em, ins, vid):
     return t
 
 
-def _values(em, ins, ids, n, what):
+def _values(em, ins, ids, n, what) -> list[str]:
     if len(ids) != n:
         raise SpirvError(f"{ins.opname} takes {n} {what} for a {n if what != 'values' else ''} "
                          f"tensor of this type; it has {len(ids)}".replace("  ", " "), **ins.where())
@@ -57,40 +65,41 @@ def _values(em, ins, ids, n, what):
     return out
 
 
-def _rows(em, ins, operand=None):
-    """(slot array, result's first row, operand's first row) for a layout/view instruction: the
-    value lives in slot rows (see KernelGen._find_resident); an operand that does not (a select
-    of two layouts) is first written into the result's rows."""
-    arr, dst, n = em.resident_block(ins.result)
-    if operand is None:
-        return arr, dst, None
-    if em.is_resident(operand):
-        return arr, dst, em.resident_block(operand)[1]
-    for i, v in enumerate(em.vals(operand)):
-        em.line(f"{arr}[{dst + i}, lane] = {v}")
-    return arr, dst, dst
-
-
-def _tuple(vals) -> str:
-    return "(" + "".join(f"np.int64({v}), " for v in vals) + ")"
-
-
 @rule("OpCreateTensorLayoutNV")
 def _create_layout(em, ins):
     t = em.rtype(ins)
     if not isinstance(t, TensorLayout):
         raise SpirvError("the Result Type of OpCreateTensorLayoutNV must be a tensor layout", **ins.where())
-    arr, dst, _ = _rows(em, ins)
     # blockSize 1; layoutDimension, stride, offset, span and clampValue 0
-    em.line(f"tn.layout_create({arr}, {dst}, lane, {t.dims})")
+    em.define(ins, ["1"] * t.dims + ["0"] * (4 * t.dims + 1))
 
 
 @rule("OpTensorLayoutSetDimensionNV")
 def _layout_dimension(em, ins):
+    """layoutDimension = span = dims, offset 0, strides packed by the block sizes set so far
+    (counting blocks, rounded up as the spec says), blockSize and clampValue kept."""
     t = _same_type(em, ins, ins.operands[0])
-    dims = _values(em, ins, ins.operands[1:], t.dims, "dimensions")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    em.line(f"tn.layout_set_dimension({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(dims)})")
+    D = t.dims
+    dims = _values(em, ins, ins.operands[1:], D, "dimensions")
+    v = list(em.vals(ins.operands[0]))
+    st = "1"
+    for i in range(D - 1, -1, -1):
+        d = dims[i]
+        v[DIM * D + i] = v[SPAN * D + i] = d
+        v[OFFSET * D + i] = "0"
+        v[STRIDE * D + i] = st
+        st = em.op(f"mul i32 {st}, {_cdiv(em, d, v[B * D + i])}")
+    em.define(ins, v)
+
+
+def _cdiv(em, a: str, b: str) -> str:
+    """ceil(a / b) of uint32 values, 0 for b = 0 (which a load then reports)."""
+    a64, b64 = em.op(f"zext i32 {a} to i64"), em.op(f"zext i32 {b} to i64")
+    z = em.op(f"icmp eq i64 {b64}, 0")
+    safe = em.op(f"select i1 {z}, i64 1, i64 {b64}")
+    up = em.op(f"add i64 {a64}, {em.op(f'sub i64 {safe}, 1')}")
+    q = em.op(f"udiv i64 {up}, {safe}")
+    return em.op(f"trunc i64 {em.op(f'select i1 {z}, i64 0, i64 {q}')} to i32")
 
 
 @rule("OpTensorLayoutSetStrideNV", "OpTensorLayoutSetBlockSizeNV")
@@ -98,25 +107,30 @@ def _layout_part(em, ins):
     t = _same_type(em, ins, ins.operands[0])
     stride = ins.opname == "OpTensorLayoutSetStrideNV"
     vals = _values(em, ins, ins.operands[1:], t.dims, "strides" if stride else "block sizes")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    part = TensorLayout.STRIDE if stride else TensorLayout.BLOCK
-    em.line(f"tn.layout_set_part({arr}, {dst}, {src}, lane, {t.dims}, {part}, {_tuple(vals)})")
+    v = list(em.vals(ins.operands[0]))
+    part = STRIDE if stride else B
+    v[part * t.dims:(part + 1) * t.dims] = vals
+    em.define(ins, v)
 
 
 @rule("OpTensorLayoutSliceNV")
 def _layout_slice(em, ins):
+    """offset[i] += vals[2i] (signed, 32-bit wrap), span[i] = vals[2i + 1]."""
     t = _same_type(em, ins, ins.operands[0])
-    vals = _values(em, ins, ins.operands[1:], 2 * t.dims, "offset/span values")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    em.line(f"tn.layout_slice({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(vals)})")
+    D = t.dims
+    vals = _values(em, ins, ins.operands[1:], 2 * D, "offset/span values")
+    v = list(em.vals(ins.operands[0]))
+    for i in range(D):
+        v[OFFSET * D + i] = em.op(f"add i32 {v[OFFSET * D + i]}, {vals[2 * i]}")
+        v[SPAN * D + i] = vals[2 * i + 1]
+    em.define(ins, v)
 
 
 @rule("OpTensorLayoutSetClampValueNV")
 def _layout_clamp_value(em, ins):
     t = _same_type(em, ins, ins.operands[0])
-    v = _values(em, ins, ins.operands[1:], 1, "values")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    em.line(f"tn.layout_set_clamp_value({arr}, {dst}, {src}, lane, {t.dims}, {v[0]})")
+    c = _values(em, ins, ins.operands[1:], 1, "values")
+    em.define(ins, list(em.vals(ins.operands[0]))[:5 * t.dims] + c)
 
 
 @rule("OpCreateTensorViewNV")
@@ -124,16 +138,23 @@ def _create_view(em, ins):
     t = em.rtype(ins)
     if not isinstance(t, TensorView):
         raise SpirvError("the Result Type of OpCreateTensorViewNV must be a tensor view", **ins.where())
-    arr, dst, _ = _rows(em, ins)
-    em.line(f"tn.view_create({arr}, {dst}, lane, {t.dims})")
+    # dimensions and strides 0; clip: offsets 0, spans 0xFFFFFFFF
+    em.define(ins, ["0"] * (2 * t.dims) + ["0", "-1", "0", "-1"])
 
 
 @rule("OpTensorViewSetDimensionNV")
 def _view_dimension(em, ins):
+    """viewDimension = dims, strides packed from them."""
     t = _same_type(em, ins, ins.operands[0])
-    dims = _values(em, ins, ins.operands[1:], t.dims, "dimensions")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    em.line(f"tn.view_set_dimension({arr}, {dst}, {src}, lane, {t.dims}, {_tuple(dims)})")
+    D = t.dims
+    dims = _values(em, ins, ins.operands[1:], D, "dimensions")
+    v = list(em.vals(ins.operands[0]))
+    st = "1"
+    for i in range(D - 1, -1, -1):
+        v[i] = dims[i]
+        v[D + i] = st
+        st = em.op(f"mul i32 {st}, {dims[i]}")
+    em.define(ins, v)
 
 
 @rule("OpTensorViewSetStrideNV", "OpTensorViewSetClipNV")
@@ -141,17 +162,17 @@ def _view_values(em, ins):
     t = _same_type(em, ins, ins.operands[0])
     clip = ins.opname == "OpTensorViewSetClipNV"
     vals = _values(em, ins, ins.operands[1:], 4 if clip else t.dims, "clip values" if clip else "strides")
-    arr, dst, src = _rows(em, ins, ins.operands[0])
-    em.line(f"tn.view_set_values({arr}, {dst}, {src}, lane, {2 * t.dims + 4}, "
-            f"{2 * t.dims if clip else t.dims}, {_tuple(vals)})")
+    v = list(em.vals(ins.operands[0]))
+    first = 2 * t.dims if clip else t.dims
+    v[first:first + len(vals)] = vals
+    em.define(ins, v)
 
 
-# Layout and view values always live in slot rows: every instruction above defines one.
 LAYOUT_OPS = ("OpCreateTensorLayoutNV", "OpTensorLayoutSetDimensionNV", "OpTensorLayoutSetStrideNV",
               "OpTensorLayoutSetBlockSizeNV", "OpTensorLayoutSliceNV", "OpTensorLayoutSetClampValueNV",
               "OpCreateTensorViewNV", "OpTensorViewSetDimensionNV", "OpTensorViewSetStrideNV",
               "OpTensorViewSetClipNV")
-RESIDENT_DEFS.update(LAYOUT_OPS)
+pure(*LAYOUT_OPS)
 
 
 # -- tensor loads and stores ----------------------------------------------------------------------
@@ -208,43 +229,36 @@ class TensorAccess:
         self.p = p
 
     def emit_operands(self, em, ins, wait, inv):
-        """Scope and uniformity checks; the names of the address, layout and view arrays."""
-        t = self.t
-        check_scope(em, ins, wait, t)
+        """Scope and uniformity checks; the address, layout and view arrays."""
+        check_scope(em, ins, wait, self.t)
         addr = em.coll_i64(self.ptr_id)
-        check_uniform(em, ins, wait, t, addr, "Pointer", self.ptr_id)
+        check_uniform(em, ins, wait, self.t, addr, "Pointer", self.ptr_id)
         lay = em.coll_leaves_i64(self.layout_id)
         view = em.coll_leaves_i64(self.view)
-        for arr, what in ((lay, "tensor layout"), (view, "tensor view")):
-            if arr == view and self.view is None:
+        for arr, what, vid in ((lay, "tensor layout", self.layout_id), (view, "tensor view", self.view)):
+            if vid is None or em._uniform_operand(vid):
                 continue
-            em.line(f"bad = tn.check_layouts(state, {wait}, {inv}, {arr})")
-            em.line("if bad >= 0:")
-            em.line("    " + em.fail_lane(ins, f"the {what} operand must be dynamically uniform in the "
-                                              f"scope; lane {{d}} has a different one", "bad", "bad"))
+            bad = em.lib(f"{TNK}:check_layouts", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), arr], ins)
+            em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                         f"the {what} operand must be dynamically uniform in the scope; lane {{d}} has "
+                         f"a different one", bad, bad)
         return addr, lay, view
 
-    def static_args(self, em) -> str:
-        """D, V, permutation, hasDimensions, clamp mode."""
+    def static_args(self, em, view) -> list:
+        """D, view, V, permutation, hasDimensions, clamp mode."""
         vt = self.vt
-        V = vt.dims if vt is not None else 0
-        perm = em.const_array(vt.perm if vt is not None else ())
-        return (f"{self.layout.dims}, {{view}}, {V}, {perm}, {bool(vt.has_dims) if vt else False}, "
-                f"{self.layout.clamp}")
+        return [("i64", str(self.layout.dims)), view, ("i64", str(vt.dims if vt is not None else 0)),
+                em.const_array(vt.perm if vt is not None else (), "i64"),
+                ("b", "true" if vt is not None and vt.has_dims else "false"), ("i64", str(self.layout.clamp))]
 
-    def bounds(self):
-        p = self.p
-        return ("np.int64(0)", "np.int64(0)") if p.root is None else \
-            (f"np.int64({p.root[0]})", f"np.int64({p.root[0]} + {p.root[1]})")
-
-    def where(self, em):
-        return em.root_desc(self.p.root[0]) if self.p.root is not None else "any buffer"
+    def where(self):
+        return self.p.root_name or "its object" if self.p.root is not None else "any buffer"
 
 
-def _failures(em, ins, acc: TensorAccess, what: str):
-    """The failure branch after a tensor kernel returned a failing lane in `bad`: one site whose
-    message depends on info[2] (the status); {d}, {e} are the element's row and column, {f} the
-    dimension (info[0]), {g} the coordinate, size or byte offset (info[1])."""
+def _failures(em, ins, acc: TensorAccess, what: str, bad: str):
+    """The failure branch after a tensor kernel returned a failing lane in `bad` (>= 0): one site
+    whose message depends on info[2] (the status); {d}, {e} are the element's row and column,
+    {f} the dimension (info[0]), {g} the coordinate, size or byte offset (info[1])."""
     at = "element (row {d}, column {e})"
     cases = {
         TN.UNDEF: f"{at} maps to coordinate {{g}} of dimension {{f}}, outside the tensor, and the "
@@ -255,17 +269,22 @@ def _failures(em, ins, acc: TensorAccess, what: str):
         TN.ZERO_BLOCK: f"the block size of dimension {{f}} is 0 ({at})",
         TN.BLOCK_STORE: f"block size {{g}} in dimension {{f}} on a tensor store ({at}): block sizes above "
                         "1 must not be used with OpCooperativeMatrixStoreTensorNV (writes would race)",
-        TN.OUT_OF_BOUNDS: f"{what} of {at} reaches outside {acc.where(em)}: byte offset {{g}}",
+        TN.OUT_OF_BOUNDS: f"{what} of {at} reaches outside {acc.where()}: byte offset {{g}}",
         TN.VECTOR_BLOCK: "the vector decode path needs blockSize[LDim-1] to be a multiple of the "
                          "DecodeVectorFunc's width; it is {g}",
         TN.DECODE_MISMATCH: f"DecodeFunc and DecodeVectorFunc disagree at {at} (decode_vector='check')",
         TN.MISALIGNED: f"the Pointer of a tensor {what} must be 16-byte aligned; it is at byte offset "
-                       f"{{g}} of {acc.where(em)}",
+                       f"{{g}} of {acc.where()}",
     }
     cols = acc.t.cols
-    em.line("if bad >= 0:")
-    em.line("    " + em.fail_lane_cases(ins, cases, "info[2]", "bad", f"info[3] // {cols}",
-                                       f"info[3] % {cols}", "info[0]", "info[1]"))
+    k = em.info_at(3)
+    em.fail_if(em.op(f"icmp sge i64 {bad}, 0"), ins, cases, lane=bad,
+               details=(em.op(f"sdiv i64 {k}, {cols}"), em.op(f"srem i64 {k}, {cols}"), em.info_at(0), em.info_at(1)),
+               case=em.info_at(2))
+
+
+def _dtype(t: CoopMat) -> str:
+    return "f64" if t.elem.kind == "float" else "i64"
 
 
 @collective("OpCooperativeMatrixLoadTensorNV")
@@ -275,49 +294,49 @@ def _load_tensor(em, ins, wait, resume):
     inv = scope_size(em, t)
     addr, lay, view = acc.emit_operands(em, ins, wait, inv)
     n = t.rows * t.cols
-    df, di, stat = em.dense(1, n, "float64"), em.dense(1, n, "int64"), em.dense(1, n, "int8")
+    df, di = em.dense(1, n, "f64"), em.dense(1, n, "i64")
     objb = em.coll_block(acc.object)
     out = em.coll_result_block(ins)
-    lo, hi = acc.bounds()
-    static = acc.static_args(em).format(view=view)
+    lo, hi = root_bounds(em, acc.p)
     if acc.decode is None:
-        em.line(f"bad = tn.load(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {t.rows}, "
-                f"{t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, {hi}, "
-                f"ranges, {em.info_array()}, {df}[0], {di}[0], {stat}[0], "
-                f"{K.run_length(t.layout.table, t.rows, t.cols, False)})")
+        from ...kernels import coopmat as K
+        stat = em.dense(1, n, "i8")
+        bad = em.lib(f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
+                                     em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
+                     + acc.static_args(em, view)
+                     + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
+                        em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em), stat.row(0, em),
+                        ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False)))], ins)
     else:
-        site = _decode_site(em, ins, acc)
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
-        em.line(f"bad = {site}(state, {wait}, {inv}, {out}, {objb}, {em.table(t.layout)}, {addr}, "
-                f"{lay}, {view}, {lo}, {hi}, {em.info_array()}, {df}[0], {di}[0], {stat}[0], {_ctx()})")
-        em.line("if bad == -2:")
-        em.line(f"    {em.fail_return}")
-    _failures(em, ins, acc, "load")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+        bad = _decode_site(em, ins, acc, wait, inv, out, objb, addr, lay, view, lo, hi, df, di)
+    _failures(em, ins, acc, "load", bad)
+    em.resume_lanes(wait, resume)
 
 
 @collective("OpCooperativeMatrixStoreTensorNV")
 def _store_tensor(em, ins, wait, resume):
+    from ...kernels import coopmat as K
     acc = TensorAccess(em, ins, store=True)
     t = acc.t
     inv = scope_size(em, t)
     addr, lay, view = acc.emit_operands(em, ins, wait, inv)
     n = t.rows * t.cols
-    df, di = em.dense(1, n, "float64"), em.dense(1, n, "int64")
-    lo, hi = acc.bounds()
-    static = acc.static_args(em).format(view=view)
-    em.line(f"bad = tn.store(state, {wait}, {inv}, {em.coll_block(acc.object)}, {em.table(t.layout)}, "
-            f"{t.rows}, {t.cols}, {addr}, {lay}, {static}, {fmt_of(t.elem)}, {t.elem.size}, {lo}, "
-            f"{hi}, ranges, {em.info_array()}, {df}[0], {di}[0], "
-            f"{K.run_length(t.layout.table, t.rows, t.cols, False)})")
+    df, di = em.dense(1, n, "f64"), em.dense(1, n, "i64")
+    lo, hi = root_bounds(em, acc.p)
+    bad = em.lib(f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), em.coll_block(acc.object),
+                                  em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
+                 + acc.static_args(em, view)
+                 + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
+                    em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em),
+                    ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False)))], ins)
     em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
-    _failures(em, ins, acc, "store")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    _failures(em, ins, acc, "store", bad)
+    em.resume_lanes(wait, resume)
 
 
 # -- decode functions -----------------------------------------------------------------------------
 
-DECODE_VECTOR_MODES = ("auto", "scalar", "vector", "check")
 VCACHE = 1024          # V-groups a vector-decoded load remembers (a power of two)
 
 
@@ -346,44 +365,41 @@ def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
     return cb
 
 
-def _ctx():
-    return "bind, push, scratch, ranges, err, cancel, grid, wg"
-
-
-def _cb_ctx():
-    """The context a callback call passes: err and cancel by address (memory.i64_view)."""
-    return "bind, push, scratch, ranges, errp, cancelp, grid, wg"
-
-
-CB_PTRS = "errp = np.int64(err.ctypes.data); cancelp = np.int64(cancel.ctypes.data)"
-
-
 def check_private_reads(em, ins, wait, inv, fids):
     """A callback called once for a whole scope instance runs with the first lane's Private
     variables: check that the other lanes' agree (they do in real shaders: set uniformly)."""
-    if em.options.get("unchecked"):
+    if em.options.unchecked:
         return
     for fid in fids:
         cb = em.callbacks[fid]
         for v in cb.private_reads:
             size = size_of(em.var_types[v].pointee)
-            em.line(f"bad = tn.check_frame(state, {wait}, {inv}, pvp, {em.meta.private_frame}, "
-                    f"{em.frame_off[v]}, {size})")
-            em.line("if bad >= 0:")
-            em.line("    " + em.fail_lane(
-                ins, f"the {cb.role} '{em.m.name_of(fid).split('(')[0]}' (%{fid}) reads Private variable '{em.m.name_of(v)}', which differs "
-                     f"between the invocations of the scope (lane {{d}} has another value); it is "
-                     f"called once for the whole matrix, so it must be uniform", "bad", "bad"))
+            bad = em.lib(f"{TNK}:check_frame", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), ("i64", "%pvp"),
+                                                ("i64", str(em.meta.private_frame)), ("i64", str(em.frame_off[v])),
+                                                ("i64", str(size))], ins)
+            em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
+                         f"the {cb.role} '{em.m.name_of(fid).split('(')[0]}' (%{fid}) reads Private variable "
+                         f"'{em.m.name_of(v)}', which differs between the invocations of the scope (lane {{d}} "
+                         f"has another value); it is called once for the whole matrix, so it must be uniform",
+                         bad, bad)
 
 
-def _decode_site(em, ins, acc: TensorAccess) -> str:
-    """A numba function running the decode function(s) over every element of each instance."""
-    from ..emitter import nb_type
+def _widen(em, v: str, s: Scalar) -> str:
+    """A decoded element in the dense arrays' type (double, or i64 by its signedness)."""
+    if s.kind == "float":
+        return v if ty(s) == "double" else em.op(f"fpext float {v} to double")
+    return em.cast_int(v, s.width, 64, s.signed)
+
+
+def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, view, lo, hi, df, di) -> str:
+    """The decode functions over every element of each waiting instance: the addressing of the
+    instance's elements by the kernel library (tensor.decode_plan), then a loop here calling the
+    DecodeFunc (or the DecodeVectorFunc once per group of V elements, remembered in a small
+    direct-mapped table: with a view that transposes, a group's elements are not adjacent), then
+    the fragments (tensor.decode_finish). Returns the failing lane or -1 (an i64)."""
     t = acc.t
     D = acc.layout.dims
-    mode = em.options.get("decode_vector", "auto")
-    if mode not in DECODE_VECTOR_MODES:
-        raise SpirvError(f"decode_vector={mode!r}: choose one of {', '.join(DECODE_VECTOR_MODES)}")
+    mode = em.options.decode_vector
     cb = _check_decode_signature(em, ins, acc.decode, acc, False)
     fn = em.callback_fn(acc.decode)
     tsize = size_of(cb.param_types[0].pointee)
@@ -391,175 +407,165 @@ def _decode_site(em, ins, acc: TensorAccess) -> str:
     if acc.decode_vector is not None and mode != "scalar":
         vcb = _check_decode_signature(em, ins, acc.decode_vector, acc, True)
         vec = (em.callback_fn(acc.decode_vector), vcb.ret.n, size_of(vcb.param_types[0].pointee))
-    ints = [nb_type(a.elem) for a in cb.param_types[1:]]
-    is_float = t.elem.kind == "float"
-    name = f"_ld{ins.result}"
-    perm = em.const_array(acc.vt.perm if acc.vt is not None else ())
-    V = acc.vt.dims if acc.vt is not None else 0
-    hasd = bool(acc.vt.has_dims) if acc.vt is not None else False
-    dst = "df" if is_float else "di"
-    cast = "np.float64" if is_float else "np.int64"
-
-    def args(ptr, bc, cib, last):
-        """The callback's arguments: pointer, its bounds, blockCoord, coordInBlock (the last
-        coordinate `last`), the context and the lane."""
-        b = ", ".join(f"{ints[0]}({bc(d)})" for d in range(D))
-        ci = ", ".join(f"{ints[1]}({cib(d) if d < D - 1 else last})" for d in range(D))
-        return f"{ptr}, plo, pn, {b}, {ci}, {_cb_ctx()}, base"
-
-    from ...runtime.cache import JIT_OPTIONS
-    L = []
-    a = L.append
-    a(f"@njit({JIT_OPTIONS})")
-    a(f"def {name}(state, wait, inv, frag, obj, tab, addr, lay, view, lo, hi, info, df, di, stat, "
-      f"{_ctx()}):")
-    a("    W = state.shape[0]")
-    a(f"    {CB_PTRS}")
-    a("    NL = tab.shape[1]")
-    a("    bc = np.zeros(10, np.int64)")
-    a("    cib = np.zeros(10, np.int64)")
-    a(f"    rt = np.empty(({t.rows}, 5), np.int64)")
-    a(f"    ct = np.empty(({t.cols}, 5), np.int64)")
-    if vec is not None:
-        # V-groups decoded so far, direct mapped by a hash of their key: elements of one group
-        # are not adjacent in row-major order when a view transposes the load
-        a(f"    key = np.full(({VCACHE}, {2 * D + 1}), -1, np.int64)")
-        a(f"    got = np.zeros(({VCACHE}, {vec[1]}), np.{'float64' if is_float else 'int64'})")
-    a("    for base in range(0, W, inv):")
-    a("        if state[base] != wait:")
-    a("            continue")
-    a("        p = addr[base]")
-    a("        lv = lay[:, base]")
-    a("        vv = view[:, base]")
-    a("        if hi > lo:")
-    a("            plo = lo")
-    a("            pn = hi - lo")
-    a("        else:")
-    a("            plo, pn = tn.range_of(ranges, p)")
-    a("        if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:")
-    a(f"            info[2] = {TN.MISALIGNED}")
-    a("            info[1] = p - lo")
-    a("            return base")
-    if vec is not None:
-        VW = vec[1]
-        a(f"        use_vec = lv[{D - 1}] % {VW} == 0")
-        if mode in ("vector", "check"):
-            a("        if not use_vec:")
-            a(f"            info[2] = {TN.VECTOR_BLOCK}")
-            a(f"            info[1] = lv[{D - 1}]")
-            a("            return base")
-        a("        key[:, 0] = -1")
-    a(f"        rdim = tn.plan({t.rows}, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, {acc.layout.clamp}, "
-      "False, rt, ct)")
+    elem = t.elem
+    et = ty(elem)
+    n = t.rows * t.cols
+    width = 2 + 2 * D
+    plan = Arr(em.work_array(f"dplan{ins.result}", "i64", n * width), "i64", (n, width))
+    rt = em.dense(t.rows, 5, "i64")
+    ct = em.dense(t.cols, 5, "i64")
+    outf, outi = em.dense(1, 1, "f64"), em.dense(1, 1, "i64")
+    dst, dt = (df, "double") if elem.kind == "float" else (di, "i64")
+    info = em.info_array()
     S = None
     if em.profiling:
         S = em.prof.slots("decode", ("scalar_calls", "vector_calls", "scalar_elements",
                                      "vector_elements", "scalar_ticks", "vector_ticks"),
                           ins=ins, decode=acc.decode, vector=acc.decode_vector)
+    result = em.local("i64", "-1", "bad")
+    static = acc.static_args(em, view)
 
-    def call(pad, target, expr, which):
-        """target = expr (a callback call), counted when profiling (which: 0 scalar, 1 vector).
-        The time is taken around each instance's element loop, not each call: two clock reads
-        around every call of a small decode function cost more than the function does."""
-        a(f"{pad}{target} = {expr}")
+    def instance(base, q):
+        out_l, body_l, bad_l, go_l = (em.fn.label(x) for x in ("dec.out", "dec.body", "dec.bad", "dec.go"))
+        # after a failure the other instances are left alone (the first failure is reported)
+        em.fn.cbr(em.op(f"icmp slt i64 {result.get()}, 0"), body_l, out_l)
+        em.fn.block(body_l)
+        p = em.load_at(addr.ptr, "i64", base)
+        st = em.lib(f"{TNK}:decode_plan", [("i64", p), ("i64", lo), ("i64", hi), em.ranges_arr(),
+                                           ("i64", str(t.rows)), ("i64", str(t.cols)), lay, ("i64", base),
+                                           static[0], view, static[2], static[3], static[4], static[5],
+                                           info, plan, rt, ct], ins)
+        em.fn.cbr(em.op(f"icmp sge i64 {st}, 0"), bad_l, go_l)
+        em.fn.block(bad_l)
+        result.set(base)
+        em.fn.br(out_l)
+        em.fn.block(go_l)
+
+        def fail_here(status, detail_slot, detail):
+            em.store_at(info.ptr, "i64", 2, str(status))
+            em.store_at(info.ptr, "i64", detail_slot, detail)
+            result.set(base)
+            em.fn.br(out_l)
+
+        plo, pn = em.info_at(4), em.info_at(5)
+        blay = em.load_at(lay.ptr, "i64", em.op(f"add i64 {(5 * D) * em.W}, {base}"))
+        em.lib(f"{TNK}:decode_clamp", [("i64", blay), ("i64", str(fmt_of(elem))), outf.row(0, em), outi.row(0, em)], ins)
+        clamp = em.load_at(outf.ptr if dt == "double" else outi.ptr, dt, 0)
+        use_vec = "false"
+        keys = None
+        if vec is not None:
+            VW = vec[1]
+            bs = em.load_at(lay.ptr, "i64", em.op(f"add i64 {(D - 1) * em.W}, {base}"))
+            use_vec = em.op(f"icmp eq i64 {em.op(f'urem i64 {bs}, {VW}')}, 0")
+            if mode in ("vector", "check"):
+                with em.when(em.op(f"xor i1 {use_vec}, true")):
+                    fail_here(TN.VECTOR_BLOCK, 1, bs)
+            keys = em.work_array(f"vkey{ins.result}", "i64", VCACHE * (2 * D + 1))
+            with em.loop(VCACHE, hint="vk") as h:
+                em.store_at(keys, "i64", em.op(f"mul i64 {h}, {2 * D + 1}"), "-1")
+        t0 = None
         if S is not None:
-            a(f"{pad}err[{S + which}] += 1")
-        a(f"{pad}if err[0] != 0:")
-        a(f"{pad}    return -2")
+            em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+            t0 = em.op("call i64 @llvm.readcyclecounter()")
+        with em.loop(n, hint="k") as k:
+            row = em.op(f"mul i64 {k}, {width}")
+            s = em.load_at(plan.ptr, "i64", row)
+            idx = em.load_at(plan.ptr, "i64", em.op(f"add i64 {row}, 1"))
+            bc = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + d}'))} to i32")
+                  for d in range(D)]
+            cib = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + D + d}'))} to i32")
+                   for d in range(D)]
 
-    def produced(pad, which):
+            def scalar_call():
+                a = em.op(f"add i64 {p}, {em.op(f'mul i64 {idx}, {tsize}')}")
+                args = [f"i64 {a}", f"i64 {plo}", f"i64 {pn}"] + [f"i32 {x}" for x in bc + cib]
+                v = em.op(f"call {et} {fn}({', '.join(args)}, {CONTEXT_ARGS}, i64 {base})")
+                em.check_callback_failed()
+                if S is not None:
+                    em.counter_add(S, "1")
+                return _widen(em, v, elem)
+
+            def store_dst(v):
+                em.store_at(dst.ptr, dt, k, v)
+
+            def plain():
+                store_dst(scalar_call())
+                if S is not None:
+                    em.counter_add(S + 2, "1")
+
+            def vector_path():
+                fnv, VW, vsize = vec
+                last = cib[D - 1]
+                v0 = em.op(f"sub i32 {last}, {em.op(f'urem i32 {last}, {VW}')}")
+                keyvals = [idx, em.op(f"zext i32 {v0} to i64")] + [em.op(f"zext i32 {x} to i64") for x in bc] \
+                    + [em.op(f"zext i32 {x} to i64") for x in cib[:D - 1]]
+                mult = [40503, 131] + [7919 + 2 * d for d in range(D)] + [104729 + 2 * d for d in range(D - 1)]
+                hsum = "0"
+                for x, c in zip(keyvals, mult):
+                    hsum = em.op(f"add i64 {hsum}, {em.op(f'mul i64 {x}, {c}')}")
+                h = em.op(f"and i64 {hsum}, {VCACHE - 1}")
+                krow = em.op(f"mul i64 {h}, {2 * D + 1}")
+                got = em.work_array(f"vgot{ins.result}", dt, VCACHE * VW)
+                miss = "false"
+                for j, x in enumerate(keyvals):
+                    ne = em.op(f"icmp ne i64 {em.load_at(keys, 'i64', em.op(f'add i64 {krow}, {j}'))}, {x}")
+                    miss = em.op(f"or i1 {miss}, {ne}")
+                with em.when(miss):
+                    a = em.op(f"add i64 {p}, {em.op(f'mul i64 {idx}, {vsize}')}")
+                    args = [f"i64 {a}", f"i64 {plo}", f"i64 {pn}"] + [f"i32 {x}" for x in bc + cib[:D - 1] + [v0]]
+                    rtv = f"[{VW} x {et}]"
+                    vr = em.op(f"call {rtv} {fnv}({', '.join(args)}, {CONTEXT_ARGS}, i64 {base})")
+                    em.check_callback_failed()
+                    if S is not None:
+                        em.counter_add(S + 1, "1")
+                    grow = em.op(f"mul i64 {h}, {VW}")
+                    for j in range(VW):
+                        x = em.op(f"extractvalue {rtv} {vr}, {j}")
+                        em.store_at(got, dt, em.op(f"add i64 {grow}, {j}"), _widen(em, x, elem))
+                    for j, x in enumerate(keyvals):
+                        em.store_at(keys, "i64", em.op(f"add i64 {krow}, {j}"), x)
+                off = em.op(f"zext i32 {em.op(f'sub i32 {last}, {v0}')} to i64")
+                v = em.load_at(got, dt, em.op(f"add i64 {em.op(f'mul i64 {h}, {VW}')}, {off}"))
+                store_dst(v)
+                if S is not None:
+                    em.counter_add(S + 3, "1")
+                if mode == "check":
+                    sv = scalar_call()
+                    if dt == "double":
+                        # differ, a NaN matching any NaN
+                        ne = em.op(f"fcmp une double {sv}, {v}")
+                        both_nan = em.op(f"and i1 {em.op(f'fcmp uno double {sv}, {sv}')}, "
+                                         f"{em.op(f'fcmp uno double {v}, {v}')}")
+                        differ = em.op(f"and i1 {ne}, {em.op(f'xor i1 {both_nan}, true')}")
+                    else:
+                        differ = em.op(f"icmp ne i64 {sv}, {v}")
+                    with em.when(differ):
+                        fail_here(TN.DECODE_MISMATCH, 3, k)
+
+            def decoded():
+                if vec is None:
+                    plain()
+                else:
+                    em.choose(use_vec, vector_path, plain)
+
+            def clamped():
+                with em.when(em.op(f"icmp eq i64 {s}, {TN.CLAMPED}")):
+                    store_dst(clamp)
+
+            em.choose(em.op(f"icmp eq i64 {s}, {TN.OK}"), decoded, clamped)
         if S is not None:
-            a(f"{pad}err[{S + 2 + which}] += 1")
+            dt_ = em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}")
+            slot = em.op(f"select i1 {use_vec}, i64 {S + 5}, i64 {S + 4}") if vec is not None else str(S + 4)
+            p_ = em.op(f"getelementptr i64, ptr %err, i64 {slot}")
+            old = em.op(f"load i64, ptr {p_}")
+            em.emit(f"store i64 {em.op(f'add i64 {old}, {dt_}')}, ptr {p_}")
+        em.lib(f"{TNK}:decode_finish", [("i64", base), ("i64", str(inv)), out, objb, em.table(t.layout), plan,
+                                        df.row(0, em), di.row(0, em), ("b", "true" if dt == "double" else "false")], ins)
+        em.fn.br(out_l)
+        em.fn.block(out_l)
 
-    def decode(pad, bc, cib):
-        """dst[k] = the decoded element k at index idx, whose blockCoord and coordInBlock are
-        bc(d) and cib(d)."""
-        scalar_call = f"{cast}({fn}({args(f'p + idx * {tsize}', bc, cib, cib(D - 1))}))"
-        if vec is None:
-            call(pad, f"{dst}[k]", scalar_call, 0)
-            produced(pad, 0)
-            return
-        fnv, VW, vsize = vec
-        a(f"{pad}if use_vec:")
-        a(f"{pad}    v0 = {cib(D - 1)} - {cib(D - 1)} % {VW}")
-        a(f"{pad}    h = (idx * 40503 + v0 * 131" + "".join(f" + {bc(d)} * {7919 + 2 * d}" for d in range(D))
-          + "".join(f" + {cib(d)} * {104729 + 2 * d}" for d in range(D - 1)) + f") & {VCACHE - 1}")
-        a(f"{pad}    if key[h, 0] != idx or key[h, 1] != v0" + "".join(
-            f" or key[h, {2 + d}] != {bc(d)}" for d in range(D)) + "".join(
-            f" or key[h, {2 + D + d}] != {cib(d)}" for d in range(D - 1)) + ":")
-        call(pad + " " * 8, "vr", f"{fnv}({args(f'p + idx * {vsize}', bc, cib, 'v0')})", 1)
-        for j in range(VW):
-            a(f"{pad}        got[h, {j}] = {cast}(vr[{j}])")
-        a(f"{pad}        key[h, 0] = idx")
-        a(f"{pad}        key[h, 1] = v0")
-        for d in range(D):
-            a(f"{pad}        key[h, {2 + d}] = {bc(d)}")
-        for d in range(D - 1):
-            a(f"{pad}        key[h, {2 + D + d}] = {cib(d)}")
-        a(f"{pad}    {dst}[k] = got[h, {cib(D - 1)} - v0]")
-        produced(pad + " " * 4, 1)
-        if mode == "check":
-            call(pad + " " * 4, "s", scalar_call, 0)
-            a(f"{pad}    if s != {dst}[k] and not (s != s and {dst}[k] != {dst}[k]):")
-            a(f"{pad}        info[2] = {TN.DECODE_MISMATCH}")
-            a(f"{pad}        info[3] = k")
-            a(f"{pad}        return base")
-        a(f"{pad}else:")
-        call(pad + " " * 4, f"{dst}[k]", scalar_call, 0)
-        produced(pad + " " * 4, 0)
-
-    if S is not None:
-        a("        pt = pf.ticks()")
-    # A clean plan (2-D, every element in the tensor: the interior tiles of a GEMM) walks the
-    # row and column tables directly: no per-element status, clamp or fallback tests
-    if D != 2:
-        a("        clean = False")
-    else:
-        a(f"        clean = tn.plan_clean(rdim, {t.rows}, {t.cols}, rt, ct)")
-        a("        if clean:")
-        a(f"            for r in range({t.rows}):")
-        a(f"                rp = rt[r, {TN.P_PART}]")
-        a(f"                rb = rt[r, {TN.P_BC}]")
-        a(f"                ri = rt[r, {TN.P_CIB}]")
-        a(f"                for c in range({t.cols}):")
-        a(f"                    k = r * {t.cols} + c")
-        a(f"                    idx = (rp + ct[c, {TN.P_PART}]) & 0xFFFFFFFF")
-        a("                    if rdim == 0:")
-        a(f"                        b0, i0, b1, i1 = rb, ri, ct[c, {TN.P_BC}], ct[c, {TN.P_CIB}]")
-        a("                    else:")
-        a(f"                        b0, i0, b1, i1 = ct[c, {TN.P_BC}], ct[c, {TN.P_CIB}], rb, ri")
-        decode(" " * 20, lambda d: f"b{d}", lambda d: f"i{d}")
-    a("        if not clean:")
-    a(f"            for k in range({t.rows * t.cols}):")
-    a(f"                r = k // {t.cols}")
-    a(f"                c = k - r * {t.cols}")
-    a("                st, idx = tn.element(r, c, rdim, rt, ct, bc, cib)")
-    a("                if st < 0:")
-    a(f"                    st, idx = tn.address(r, c, {t.cols}, lv, {D}, vv, {V}, {perm}, {hasd}, "
-      f"{acc.layout.clamp}, False, bc, cib, info)")
-    a("                stat[k] = st")
-    a("                if st == 0:")
-    decode(" " * 20, lambda d: f"bc[{d}]", lambda d: f"cib[{d}]")
-    a("                elif st == 2:")
-    a(f"                    f, i = tn.clamp_value(lv[{5 * D}], {fmt_of(t.elem)})")
-    a(f"                    {dst}[k] = {'f' if is_float else 'i'}")
-    a("                elif st > 2:")
-    a("                    info[2] = st")
-    a("                    info[3] = k")
-    a("                    return base")
-    if S is not None:       # an instance decodes by one path (check mode: both, counted as vector)
-        which = "(1 if use_vec else 0)" if vec is not None else "0"
-        a(f"        err[{S + 4} + {which}] += pf.ticks() - pt")
-    a("        for l in range(inv):")
-    a("            for e in range(NL):")
-    a("                k = tab[l, e]")
-    a("                if not clean and stat[k] == 1:")
-    a("                    frag[e, base + l] = obj[e, base + l]")
-    a("                else:")
-    a(f"                    frag[e, base + l] = {dst}[k]")
-    a("    return -1")
-    em.globals.append("\n".join(L) + "\n")
-    return name
+    em.for_instances(inv, wait, instance)
+    return result.get()
 
 
 def _callbacks_of_load(em, ins):
@@ -609,9 +615,15 @@ def _check_combine(em, ins, fid, elem):
                          f"({', '.join(describe(p) for p in pt)}) -> {describe(cb.ret)}", **ins.where())
 
 
+def _narrow(em, v: str, s: Scalar) -> str:
+    """A dense (double or i64) element as a leaf of scalar type s (exact: it came from one)."""
+    if s.kind == "float":
+        return v if ty(s) == "double" else em.op(f"fptrunc double {v} to float")
+    return em.cast_int(v, 64, s.width, s.signed)
+
+
 @collective("OpCooperativeMatrixReduceNV")
 def _reduce(em, ins, wait, resume):
-    from ..emitter import nb_type
     src = mat_type(em, ins.operands[0], ins, "Matrix")
     res = em.rtype(ins)
     mode, fid = ins.operands[1], ins.operands[2]
@@ -628,68 +640,69 @@ def _reduce(em, ins, wait, resume):
     check_scope(em, ins, wait, src)
     check_private_reads(em, ins, wait, inv, [fid])
     ds = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
-    is_float = src.elem.kind == "float"
-    do = em.dense(em.W // inv, res.rows * res.cols, "float64" if is_float else "int64")
-    nb = nb_type(src.elem)
-    back = "np.float64" if is_float else "np.int64"
+    dt = "double" if src.elem.kind == "float" else "i64"
+    do = em.dense(em.W // inv, res.rows * res.cols, "f64" if dt == "double" else "i64")
+    elem, et = src.elem, ty(src.elem)
     R, C, RR, RC = src.rows, src.cols, res.rows, res.cols
-    name = f"_rd{ins.result}"
-    call = f"{fn}(acc, {nb}(s[{{k}}]), {_cb_ctx()}, base)"
-    from ...runtime.cache import JIT_OPTIONS
-    L = [f"@njit({JIT_OPTIONS})", f"def {name}(state, wait, inv, src, out, {_ctx()}):",
-         "    W = state.shape[0]",
-         f"    {CB_PTRS}",
-         "    for base in range(0, W, inv):",
-         "        if state[base] != wait:",
-         "            continue",
-         "        s = src[base // inv]",
-         "        o = out[base // inv]"]
-    a = L.append
-
     S = em.prof.slots("combine", ("calls", "elements", "ticks"), ins=ins, fid=fid) if em.profiling else None
-    if S is not None:
-        a(f"        err[{S + 1}] += {RR * RC}")
 
-    def fold(indent, first, rest_loop, k_expr):
-        # acc = combine(...combine(first, next)..., last), in the order the loop gives
-        pad = "    " * indent
-        a(f"{pad}acc = {nb}(s[{first}])")
-        a(f"{pad}{rest_loop}")
+    def instance(base, q):
+        s = em.op(f"getelementptr {dt}, ptr {ds.ptr}, i64 {em.op(f'mul i64 {q}, {R * C}')}")
+        o = em.op(f"getelementptr {dt}, ptr {do.ptr}, i64 {em.op(f'mul i64 {q}, {RR * RC}')}")
         if S is not None:
-            a(f"{pad}    pt = pf.ticks()")
-        a(f"{pad}    acc = {call.format(k=k_expr)}")
-        if S is not None:
-            a(f"{pad}    err[{S + 2}] += pf.ticks() - pt; err[{S}] += 1")
-        a(f"{pad}    if err[0] != 0:")
-        a(f"{pad}        return -2")
+            em.counter_add(S + 1, str(RR * RC))
 
-    if mode == ROW:
-        a(f"        for r in range({R}):")
-        fold(3, f"r * {C}", f"for c in range(1, {C}):", f"r * {C} + c")
-        a(f"            for j in range({RC}):")
-        a(f"                o[r * {RC} + j] = {back}(acc)")
-    elif mode == COLUMN:
-        a(f"        for c in range({C}):")
-        fold(3, "c", f"for r in range(1, {R}):", f"r * {C} + c")
-        a(f"            for i in range({RR}):")
-        a(f"                o[i * {RC} + c] = {back}(acc)")
-    elif mode == ROW | COLUMN:
-        fold(2, "0", f"for k in range(1, {R * C}):", "k")
-        a(f"        for j in range({RR * RC}):")
-        a(f"            o[j] = {back}(acc)")
-    else:
-        # (2r, 2c), (2r+1, 2c), (2r, 2c+1), (2r+1, 2c+1): the order the seed lists them in
-        a(f"        for i in range({RR}):")
-        a(f"            for j in range({RC}):")
-        a(f"                b0 = 2 * i * {C} + 2 * j")
-        fold(4, "b0", f"for q in ({C}, 1, {C} + 1):", "b0 + q")
-        a(f"                o[i * {RC} + j] = {back}(acc)")
-    a("    return -1")
-    em.globals.append("\n".join(L) + "\n")
-    em.line(f"if {name}(state, {wait}, {inv}, {ds}, {do}, {_ctx()}) == -2:")
-    em.line(f"    {em.fail_return}")
-    em.line(f"cm.scatter(state, {wait}, {inv}, {do}, {em.table(res.layout)}, {em.coll_result_block(ins)})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+        def fold(first, rest):
+            """acc = combine(...combine(first, next)..., last) in the order `rest` gives (an
+            (count, start, step, index(i)) loop)."""
+            acc = em.local(et, _narrow(em, em.load_at(s, dt, first), elem), "acc")
+            count, start, index = rest
+            with em.loop(count, start) as i:
+                t0 = None
+                if S is not None:
+                    em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+                    t0 = em.op("call i64 @llvm.readcyclecounter()")
+                x = _narrow(em, em.load_at(s, dt, index(i)), elem)
+                acc.set(em.op(f"call {et} {fn}({et} {acc.get()}, {et} {x}, {CONTEXT_ARGS}, i64 {base})"))
+                em.check_callback_failed()
+                if S is not None:
+                    em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
+                    em.counter_add(S, "1")
+            return _widen(em, acc.get(), elem)
+
+        if mode == ROW:
+            with em.loop(R) as r:
+                rc = em.op(f"mul i64 {r}, {C}")
+                v = fold(rc, (C, 1, lambda c: em.op(f"add i64 {rc}, {c}")))
+                with em.loop(RC) as j:
+                    em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {r}, {RC}')}, {j}"), v)
+        elif mode == COLUMN:
+            with em.loop(C) as c:
+                v = fold(c, (R, 1, lambda r: em.op(f"add i64 {em.op(f'mul i64 {r}, {C}')}, {c}")))
+                with em.loop(RR) as i:
+                    em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {i}, {RC}')}, {c}"), v)
+        elif mode == ROW | COLUMN:
+            v = fold("0", (R * C, 1, lambda k: k))
+            with em.loop(RR * RC) as j:
+                em.store_at(o, dt, j, v)
+        else:
+            # (2r, 2c), (2r+1, 2c), (2r, 2c+1), (2r+1, 2c+1): the order the seed lists them in
+            quad = em.const_blob(np.array([C, 1, C + 1], np.int64))
+            with em.loop(RR) as i:
+                with em.loop(RC) as j:
+                    b0 = em.op(f"add i64 {em.op(f'mul i64 {i}, {2 * C}')}, {em.op(f'mul i64 {j}, 2')}")
+                    v = fold(b0, (4, 1, lambda x: _quad_index(em, quad, b0, x)))
+                    em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {i}, {RC}')}, {j}"), v)
+
+    em.for_instances(inv, wait, instance)
+    em.lib(f"{CMK}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), do, em.table(res.layout),
+                              em.coll_result_block(ins)], ins)
+    em.resume_lanes(wait, resume)
+
+
+def _quad_index(em, quad, b0, x):
+    d = em.load_at(quad, "i64", em.op(f"sub i64 {x}, 1"))
+    return em.op(f"add i64 {b0}, {d}")
 
 
 CALLBACKS["OpCooperativeMatrixReduceNV"] = lambda em, ins: [(ins.operands[2], "CombineFunc")]
@@ -699,7 +712,6 @@ CALLBACKS["OpCooperativeMatrixReduceNV"] = lambda em, ins: [(ins.operands[2], "C
 
 @collective("OpCooperativeMatrixPerElementOpNV")
 def _per_element(em, ins, wait, resume):
-    from ..emitter import nb_type
     t = mat_type(em, ins.operands[0], ins, "Matrix")
     if em.rtype(ins) is not t:
         raise SpirvError(f"the Result Type of a per-element operation must be the Matrix's type "
@@ -726,52 +738,50 @@ def _per_element(em, ins, wait, resume):
     inv = scope_size(em, t)
     check_scope(em, ins, wait, t)
     src = em.coll_block(ins.operands[0])
-    params, args, call_args = [], [], []
-    for i, x in enumerate(extra):
+    extras = []                 # (kind, array, register type)
+    for x in extra:
         xt = em.value_type(x)
         if isinstance(xt, CoopMat):
-            params.append(f"x{i}")
-            args.append(em.coll_block(x))
-            call_args.append(f"x{i}[e, lane]")
+            extras.append(("m", em.coll_block(x), ty(xt.elem)))
         else:
-            rows = em.coll_arrays(x)
-            for j, row in enumerate(rows):
-                params.append(f"x{i}_{j}")
-                args.append(row)
-                call_args.append(f"x{i}_{j}[lane]")
+            for row, (s, _) in zip(em.coll_arrays(x), leaves(xt)):
+                extras.append(("l", row, ty(s)))
     out = em.coll_result_block(ins)
-    rt, ct = nb_type(pt[0]), nb_type(pt[1])
-    name = f"_pe{ins.result}"
-    from ...runtime.cache import JIT_OPTIONS
-    L = [f"@njit({JIT_OPTIONS})",
-         f"def {name}(state, wait, inv, tab, src, out, {''.join(p + ', ' for p in params)}{_ctx()}):",
-         "    W = state.shape[0]",
-         f"    {CB_PTRS}",
-         "    NL = tab.shape[1]",
-         "    for base in range(0, W, inv):",
-         "        if state[base] != wait:",
-         "            continue",
-         "        for l in range(inv):",
-         "            lane = base + l",
-         "            for e in range(NL):",
-         "                k = tab[l, e]",
-         f"                r = k // {t.cols}",
-         f"                out[e, lane] = {fn}({rt}(r), {ct}(k - r * {t.cols}), src[e, lane], "
-         f"{''.join(c + ', ' for c in call_args)}{_cb_ctx()}, lane)",
-         "                if err[0] != 0:",
-         "                    return -2",
-         "    return -1"]
-    if em.profiling:
-        S = em.prof.slots("per-element", ("calls", "elements", "ticks"), ins=ins, fid=fid)
-        i = L.index("                k = tab[l, e]")
-        L[i:i] = ["                pt = pf.ticks()"]
-        j = L.index("                if err[0] != 0:")
-        L[j:j] = [f"                err[{S + 2}] += pf.ticks() - pt; err[{S}] += 1; err[{S + 1}] += 1"]
-    em.globals.append("\n".join(L) + "\n")
-    em.line(f"if {name}(state, {wait}, {inv}, {em.table(t.layout)}, {src}, {out}, "
-            f"{''.join(a + ', ' for a in args)}{_ctx()}) == -2:")
-    em.line(f"    {em.fail_return}")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    tab = em.table(t.layout)
+    et = ty(t.elem)
+    W, NL = em.W, t.n
+    S = em.prof.slots("per-element", ("calls", "elements", "ticks"), ins=ins, fid=fid) if em.profiling else None
+
+    def instance(base, q):
+        with em.loop(inv, hint="l") as l:
+            lane = em.op(f"add i64 {base}, {l}")
+            with em.loop(NL, hint="e") as e:
+                ln = em.op(f"mul i64 {l}, {NL}")
+                k = em.op(f"sext i32 {em.load_at(tab.ptr, 'i32', em.op(f'add i64 {ln}, {e}'))} to i64")
+                r = em.op(f"udiv i64 {k}, {t.cols}")
+                c = em.op(f"sub i64 {k}, {em.op(f'mul i64 {r}, {t.cols}')}")
+                at = em.op(f"add i64 {em.op(f'mul i64 {e}, {W}')}, {lane}")
+                args = [f"i32 {em.op(f'trunc i64 {r} to i32')}", f"i32 {em.op(f'trunc i64 {c} to i32')}",
+                        f"{et} {em.load_at(src.ptr, src.llvm, at)}"]
+                for kind, arr, rt_ in extras:
+                    v = em.load_at(arr.ptr, arr.llvm, at if kind == "m" else lane)
+                    if rt_ == "i1":
+                        v = em.op(f"trunc i8 {v} to i1")
+                    args.append(f"{rt_} {v}")
+                t0 = None
+                if S is not None:
+                    em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+                    t0 = em.op("call i64 @llvm.readcyclecounter()")
+                v = em.op(f"call {et} {fn}({', '.join(args)}, {CONTEXT_ARGS}, i64 {lane})")
+                em.check_callback_failed()
+                em.store_at(out.ptr, out.llvm, at, v)
+                if S is not None:
+                    em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
+                    em.counter_add(S, "1")
+                    em.counter_add(S + 1, "1")
+
+    em.for_instances(inv, wait, instance)
+    em.resume_lanes(wait, resume)
 
 
 CALLBACKS["OpCooperativeMatrixPerElementOpNV"] = lambda em, ins: [(ins.operands[1], "per-element Func")]
@@ -791,8 +801,9 @@ def _convert_use(em, ins, wait, resume):
     inv = scope_size(em, dst)
     check_scope(em, ins, wait, dst)
     d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
-    em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    em.lib(f"{CMK}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), d, em.table(dst.layout),
+                              em.coll_result_block(ins)], ins)
+    em.resume_lanes(wait, resume)
 
 
 @collective("OpCooperativeMatrixTransposeNV")
@@ -808,7 +819,8 @@ def _transpose(em, ins, wait, resume):
     inv = scope_size(em, dst)
     check_scope(em, ins, wait, dst)
     d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
-    dt = em.dense(em.W // inv, src.rows * src.cols, "float64" if src.elem.kind == "float" else "int64")
-    em.line(f"tn.transpose(state, {wait}, {inv}, {d}, {dt}, {src.rows}, {src.cols})")
-    em.line(f"cm.scatter(state, {wait}, {inv}, {dt}, {em.table(dst.layout)}, {em.coll_result_block(ins)})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    dt = em.dense(em.W // inv, src.rows * src.cols, "f64" if src.elem.kind == "float" else "i64")
+    head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))]
+    em.lib(f"{TNK}:transpose", head + [d, dt, ("i64", str(src.rows)), ("i64", str(src.cols))], ins)
+    em.lib(f"{CMK}:scatter", head + [dt, em.table(dst.layout), em.coll_result_block(ins)], ins)
+    em.resume_lanes(wait, resume)

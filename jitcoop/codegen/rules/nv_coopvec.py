@@ -5,20 +5,22 @@ A cooperative vector is a `CoopVec` (a Vector): arithmetic, conversions, composi
 spills are the ordinary per-lane vector rules. OpCooperativeVectorMatrixMul[Add]NV,
 OuterProductAccumulateNV and ReduceSumAccumulateNV are collective: the scheduler runs them once
 for all the lanes of a workgroup waiting at the same instruction, so the matrix-vector products
-of those lanes become one batched matrix product (jitcoop.kernels.coopvec). Their operands and
-results travel in the spill slots, one row per component; a vector's rows are passed to the
-kernel as one 2-D block (copied into a fresh block when the rows are not consecutive).
+of those lanes become one batched matrix product (jitcoop.kernels.coopvec). A vector operand
+travels as the block [components, W] of its slot rows, widened to float64 or int64 (the types
+the kernels are written for, so that one compiled variant of each serves every site); results
+come back the same way and are copied to the result's rows for the waiting lanes only.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from ...errors import SpirvError
 from ...kernels import coopvec as CV
 from ...spirv.types import CoopVec, Scalar
-from ..emitter import nb_type
+from ..collectives import Arr
 from . import collective, rule
+
+KCV = "jitcoop.kernels.coopvec"
 
 # CooperativeMatrixOperands bits
 MATRIX_B_SIGNED = 0x2
@@ -69,14 +71,16 @@ def _kind(s: Scalar, signed_flag=None) -> int:
     return CV.K_SINT if signed_flag else CV.K_UINT
 
 
-def _elem_code(s: Scalar) -> int:
+def _elem_code(s: Scalar) -> int | None:
+    """The interpretation code of a component type; None for one the extension has none of
+    (bfloat16)."""
     if s.kind == "float":
         if s.encoding == "e4m3":
             return CV.I_E4M3
         if s.encoding == "e5m2":
             return CV.I_E5M2
         if s.encoding:
-            raise KeyError(s.encoding)
+            return None
         return {16: CV.I_F16, 32: CV.I_F32, 64: CV.I_F64}[s.width]
     base = {8: 0, 16: 1, 32: 2, 64: 3}[s.width]
     return (CV.I_S8 if s.signed else CV.I_U8) + base
@@ -92,17 +96,17 @@ def _coopvec(em, ins, vid, what):
 # -- load / store (per lane) ---------------------------------------------------------------------
 
 def _address(em, ins, pid, off_id, nbytes):
+    """The pointer plus the byte Offset operand, bounds-checked for nbytes."""
     p = _mem_ptr(em, ins, pid, "Pointer")
-    a = em.tmp("cva")
     if em.spec.is_const(off_id):
         c = int(em.spec.scalar_const(off_id))
-        em.line(f"{a} = {p.addr} + {c}")
+        addr = em.addr_plus(p.addr, c)
         static = p.static_off + c if p.static_off is not None else None
     else:
-        em.line(f"{a} = {p.addr} + np.int64({em.val(off_id)})")
+        addr = em.op(f"add i64 {p.addr}, {em.to_i64(off_id)}")
         static = None
-    q = replace(p, addr=a, static_off=static)
-    em.check_range(ins, q, a, nbytes)
+    q = replace(p, addr=addr, static_off=static)
+    em.check_range(ins, q, addr, nbytes)
     return q
 
 
@@ -114,122 +118,83 @@ def _load(em, ins):
                          **ins.where())
     s = t.elem
     q = _address(em, ins, ins.operands[0], ins.operands[1], t.n * s.size)
-    em.define(ins, [em.load_leaf(s, f"{q.addr} + {i * s.size}" if i else q.addr) for i in range(t.n)])
+    em.define(ins, [em.load_leaf(s, em.addr_plus(q.addr, i * s.size)) for i in range(t.n)])
 
 
 @rule("OpCooperativeVectorStoreNV")
 def _store(em, ins):
     t = _coopvec(em, ins, ins.operands[2], "Object")
     s = t.elem
-    p = _mem_ptr(em, ins, ins.operands[0], "Pointer")
-    if p.storage not in ("StorageBuffer", "PhysicalStorageBuffer", "Workgroup", "CrossWorkgroup"):
-        raise SpirvError(f"store to {p.storage} memory", **ins.where())
     q = _address(em, ins, ins.operands[0], ins.operands[1], t.n * s.size)
     for i, v in enumerate(em.vals(ins.operands[2])):
-        em.line(em.store_leaf(s, f"{q.addr} + {i * s.size}" if i else q.addr, v))
-    if p.storage == "PhysicalStorageBuffer" or p.root is None:
+        em.store_leaf(s, em.addr_plus(q.addr, i * s.size), v)
+    if q.storage == "PhysicalStorageBuffer" or q.root is None:
         em.meta.writes_physical = True
 
 
 # -- collective helpers ---------------------------------------------------------------------------
 
-_ROW = re.compile(r"^S_(\w+)\[(\d+)\]$")
+def _scratch(em, n, dtype):
+    """A 1-D array of n values in the work area, for this call site (zeroed when a dispatch
+    starts)."""
+    return Arr(em.dense(1, n, dtype).ptr, dtype, (n,))
 
 
-def _block_of(rows):
-    """`S_tag[a:b]` when the rows are consecutive rows of one slot array, else None."""
-    ms = [_ROW.match(r) for r in rows]
-    if not all(ms) or len({m.group(1) for m in ms}) != 1:
-        return None
-    ks = [int(m.group(2)) for m in ms]
-    if ks != list(range(ks[0], ks[0] + len(ks))):
-        return None
-    return f"S_{ms[0].group(1)}[{ks[0]}:{ks[0] + len(ks)}]"
+def _dummy(em, dtype):
+    """A [1, 1] array for the kernels' operand of the other kind (float or integer) than the one
+    a site uses: typed, never read or written."""
+    return em.dense(1, 1, dtype)
 
 
-def _fresh_block(em, dtype, n):
-    """n fresh consecutive slot rows of dtype: (block expression, row expressions)."""
-    base = em.tmp("cvb")
-    names = [f"{base}_{i}" for i in range(n)]
-    for nm in names:
-        em.name_types[nm] = dtype
-    rows = [em.slot_row(nm) for nm in names]
-    return _block_of(rows), rows
+def _in_blocks(em, vid):
+    """(float64 block, int64 block) of a vector operand: the one of its kind holds its components,
+    the other is a dummy."""
+    b = em.coll_block_64(vid)
+    return (b, _dummy(em, "i64")) if b.dtype == "f64" else (_dummy(em, "f64"), b)
 
 
-def _in_block(em, vid):
-    """(float64 block, int64 block) of a vector operand's rows: the one of its kind is a copy of
-    its slot rows, the other a dummy."""
-    rows = em.coll_arrays(vid)
-    b = _block_of(rows)
-    if b is None:
-        dtype = nb_type(em.value_type(vid).elem)
-        b, new = _fresh_block(em, dtype, len(rows))
-        for r, s in zip(new, rows):
-            em.line(f"{r}[:] = {s}")
-    # a per-site buffer filled by a casting copy (no allocation per call)
-    t = em.tmp("cvx")
-    isf = em.value_type(vid).elem.kind == "float"
-    em.prologue.append(f"{t} = np.zeros(({len(rows)}, {em.W}), np.{'float64' if isf else 'int64'})")
-    em.line(f"{t}[:] = {b}")
-    return (t, "cvdi") if isf else ("cvdf", t)
+def _bounds(em, p):
+    """(base, size) i64 operands of the object a pointer points into, for the kernels' bounds
+    checks; base -1: check against the dispatch's range table; unchecked kernels check nothing."""
+    if em.options.unchecked:
+        return "0", str(1 << 62)
+    if p.root is None:
+        return "-1", "0"
+    return p.root[0], str(p.root[1])
 
 
-def _out(em, ins, src):
-    """Lines that copy the kernel's M x W result array to the result's slot rows (waiting lanes
-    only: other lanes may still need their slots)."""
-    rows = em.coll_result(ins)
-    b = _block_of(rows)
-    if b is not None:
-        return [f"cv_put({b}, {src}, state, wait_cv)"]
-    return [f"cv_put1({r}, {src}[{i}], state, wait_cv)" for i, r in enumerate(rows)]
+def _oob(p, what):
+    if p.root is None:
+        return f"out-of-bounds {what}: {{e}} bytes at address {{d:#x}} are outside every buffer"
+    return f"out-of-bounds {what}: {{e}} bytes at byte offset {{d}} of {p.root_name or 'its object'}"
 
 
-def _root(p):
-    """(base, size) expressions for the kernel's bounds check; base -1: check against the
-    dispatch's range table."""
-    if p.root is None or p.root[0].startswith("fv"):
-        return "np.int64(-1)", "np.int64(0)"
-    return f"np.int64({p.root[0]})", f"np.int64({p.root[1]})"
-
-
-def _site_arrays(em):
-    em.info_array()
-    if "cvdf" not in getattr(em, "_cv_prologue", set()):
-        em._cv_prologue = {"cvdf"}
-        em.prologue.append("cvdf = np.zeros((1, 1), np.float64)")
-        em.prologue.append("cvdi = np.zeros((1, 1), np.int64)")
-
-
-def _fail_lines(em, ins, bad, what):
-    em.line(f"if {bad} >= 0:")
-    em.indent += 1
-    if len(what) == 1:
-        em.line(em.fail_lane(ins, what[0], bad, "info[1]", "info[2]"))
+def _fail(em, ins, bad, messages):
+    """The kernels return -1, or the lane whose access failed with info[0] saying which operand
+    (1: the matrix or array, 2: the bias), info[1] the byte offset (or address), info[2] the
+    bytes."""
+    cond = em.op(f"icmp sge i64 {bad}, 0")
+    details = (em.info_at(1), em.info_at(2))
+    if len(messages) == 1:
+        em.fail_lane(ins, cond, messages[0], bad, *details)
     else:
-        em.line("if info[0] == 1:")
-        em.line("    " + em.fail_lane(ins, what[0], bad, "info[1]", "info[2]"))
-        em.line("else:")
-        em.line("    " + em.fail_lane(ins, what[1], bad, "info[1]", "info[2]"))
-    em.indent -= 1
+        em.fail_if(cond, ins, {1: messages[0], 2: messages[1]}, lane=bad, details=details,
+                   case=em.info_at(0))
 
 
-def _where(p, em):
-    if p.root is None or p.root[0].startswith("fv"):
-        return "the pointer's buffer"
-    return em.root_desc(p.root[0])
+def _mark_atomic_writes(em, p):
+    em.meta.has_atomics = True
+    em.meta.writes_physical = em.meta.writes_physical or p.root is None or p.storage == "PhysicalStorageBuffer"
 
 
-def _oob(p, em, what):
-    if p.root is None or p.root[0].startswith("fv"):
-        return (f"out-of-bounds {what}: {{e}} bytes at address {{d:#x}} are outside every buffer")
-    return f"out-of-bounds {what}: {{e}} bytes at byte offset {{d}} of {_where(p, em)}"
+def _i64(x) -> tuple:
+    return ("i64", str(x))
 
 
 # -- matrix-vector products ------------------------------------------------------------------------
 
 def matmul_params(em, ins):
-    """The constant parameters of a MatrixMul[Add]: dict (also used by devices.coopvec_uses)."""
+    """The constant parameters of a MatrixMul[Add]: a dict."""
     o = ins.operands
     add = ins.opname == "OpCooperativeVectorMatrixMulAddNV"
     rest = o[8:] if add else o[5:]
@@ -246,9 +211,9 @@ def matmul_params(em, ins):
                 M=M, K=K, layout=layout, transpose=trans, stride=stride, flags=flags)
 
 
-@collective("OpCooperativeVectorMatrixMulNV", "OpCooperativeVectorMatrixMulAddNV")
-def _matmul(em, ins, wait, resume):
-    P = matmul_params(em, ins)
+def _matmul_config(em, ins, P) -> list:
+    """Validate a MatrixMul[Add] (parameters P) and make its kernel configuration (the C_*
+    entries of jitcoop.kernels.coopvec)."""
     M, K = P["M"], P["K"]
     rt = em.rtype(ins)
     if not isinstance(rt, CoopVec):
@@ -274,57 +239,58 @@ def _matmul(em, ins, wait, resume):
     flags = P["flags"]
     in_kind = _kind(it.elem, bool(flags & MATRIX_B_SIGNED)) if it.elem.kind == "int" else CV.K_FLOAT
     res_kind = CV.K_FLOAT if rs.kind == "float" else (CV.K_SINT if flags & RESULT_SIGNED else CV.K_UINT)
-    res_i = _elem_code(rs)
+    # integer results of integer operands: exact int64 sums (wrapping); otherwise float64
     int_path = (res_kind != CV.K_FLOAT and CV.is_int(in_i) and CV.is_int(mat_i)
                 and (bias_i is None or CV.is_int(bias_i)))
-    nvidia = em.options.get("numerics", "exact") == "nvidia"
-    if em.options.get("numerics", "exact") not in ("exact", "nvidia"):
-        raise SpirvError(f"unknown numerics option {em.options.get('numerics')!r} "
-                         "(exact or nvidia)", **ins.where())
-    prof = _prof(em)
+    if em.options.numerics not in ("exact", "nvidia"):
+        raise SpirvError(f"unknown numerics option {em.options.numerics!r} (exact or nvidia)",
+                         **ins.where())
     cfg = [0] * CV.C_LEN
     cfg[CV.C_IN_KIND], cfg[CV.C_IN_I], cfg[CV.C_MAT_I] = in_kind, in_i, mat_i
     cfg[CV.C_BIAS_I] = bias_i if bias_i is not None else 0
     cfg[CV.C_M], cfg[CV.C_K], cfg[CV.C_LAYOUT] = M, K, P["layout"]
     cfg[CV.C_TRANS], cfg[CV.C_HAS_BIAS] = int(P["transpose"]), int(P["add"])
-    cfg[CV.C_RES_KIND], cfg[CV.C_RES_I], cfg[CV.C_NVIDIA] = res_kind, res_i, int(nvidia)
-    cfg[CV.C_PROF], cfg[CV.C_INT_PATH] = prof, int(int_path)
+    cfg[CV.C_RES_KIND], cfg[CV.C_RES_I] = res_kind, _elem_code(rs)
+    cfg[CV.C_NVIDIA] = int(em.options.numerics == "nvidia")
+    cfg[CV.C_PROF], cfg[CV.C_INT_PATH] = _prof(em), int(int_path)
     cfg[CV.C_IN_BITS] = it.elem.width
-    _site_arrays(em)
-    n = em.tmp("cv")
-    em.prologue.append(f"{n}c = np.array([{', '.join(map(str, cfg))}], np.int64)")
-    em.prologue.append(f"{n}Af = np.empty(({M if not int_path else 1}, {K if not int_path else 1}), np.float64)")
-    em.prologue.append(f"{n}Ai = np.empty(({M if int_path else 1}, {K if int_path else 1}), np.int64)")
-    rint = rs.kind != "float"
-    em.prologue.append(f"{n}R = np.zeros(({M}, {em.W}), np.{'int64' if rint else 'float64'})")
-    em.prologue.append(f"{n}k = np.full(3, -1, np.int64)")
-    em.prologue.append(f"{n}w = np.empty({(M + K) * em.W}, np.float64)")
+    return cfg
+
+
+@collective("OpCooperativeVectorMatrixMulNV", "OpCooperativeVectorMatrixMulAddNV")
+def _matmul(em, ins, wait, resume):
+    P = matmul_params(em, ins)
+    cfg = _matmul_config(em, ins, P)
+    M, K, int_path = P["M"], P["K"], cfg[CV.C_INT_PATH]
     mp = _mem_ptr(em, ins, P["matrix"], "Matrix")
-    Xf, Xi = _in_block(em, P["input"])
-    maddr = em.coll_i64(P["matrix"])
-    moff = em.coll_i64(P["moff"])
-    mstride = em.coll_i64(P["stride"])
-    mbase, msize = _root(mp)
+    Xf, Xi = _in_blocks(em, P["input"])
+    # The kernel writes each waiting lane's result, rounded to the result type, as float64 or
+    # int64 (one compiled variant of it serves every site); `put` copies them to the result's
+    # rows (integers truncated to the result's width).
+    rfloat = cfg[CV.C_RES_KIND] == CV.K_FLOAT
+    rdense = em.dense(M, em.W, "f64" if rfloat else "i64")
+    Rf, Ri = (rdense, _dummy(em, "i64")) if rfloat else (_dummy(em, "f64"), rdense)
+    # The matrix decoded to dense M x K (float64, or int64 on the integer path), kept for the
+    # dispatch with key (address, stride, 1) saying what it holds (key[2] = 0: nothing yet).
+    cache = em.dense(M, K, "i64" if int_path else "f64")
+    Af, Ai = (_dummy(em, "f64"), cache) if int_path else (cache, _dummy(em, "i64"))
+    key = _scratch(em, 3, "i64")
+    work = _scratch(em, (M + K) * em.W, "f64")
+    maddr, moff, mstride = em.coll_i64(P["matrix"]), em.coll_i64(P["moff"]), em.coll_i64(P["stride"])
+    mbase, msize = _bounds(em, mp)
     if P["add"]:
         bp = _mem_ptr(em, ins, P["bias"], "Bias")
-        baddr = em.coll_i64(P["bias"])
-        boff = em.coll_i64(P["boff"])
-        bbase, bsize = _root(bp)
+        baddr, boff = em.coll_i64(P["bias"]), em.coll_i64(P["boff"])
+        bbase, bsize = _bounds(em, bp)
     else:
-        bp = mp
-        baddr = boff = maddr
-        bbase, bsize = "np.int64(-1)", "np.int64(0)"
-    if em.options.get("unchecked"):
-        mbase, msize, bbase, bsize = "np.int64(0)", "np.int64(1 << 62)", "np.int64(0)", "np.int64(1 << 62)"
-    bad = em.tmp("cvbad")
-    Rf, Ri = (f"{n}R", "cvdi") if not rint else ("cvdf", f"{n}R")
-    em.line(f"{bad} = cv_matmul(state, {wait}, {Xf}, {Xi}, {Rf}, {Ri}, {maddr}, {moff}, {mstride}, "
-            f"{baddr}, {boff}, {n}c, {n}Af, {n}Ai, {n}k, {mbase}, {msize}, {bbase}, {bsize}, ranges, "
-            f"info, {n}w)")
-    _fail_lines(em, ins, bad, [_oob(mp, em, "matrix read"), _oob(bp, em, "bias read")])
-    for c in _out(em, ins, f"{n}R"):
-        em.line(c.replace("wait_cv", str(wait)))
-    em.line(f"sg_resume(state, {wait}, {resume})")
+        # no bias: the kernel ignores these
+        bp, baddr, boff, bbase, bsize = mp, maddr, maddr, "-1", "0"
+    bad = em.lib(f"{KCV}:matmul", [em.state_arr(), _i64(wait), Xf, Xi, Rf, Ri, maddr, moff, mstride, baddr,
+                                   boff, em.const_array(cfg, "i64"), Af, Ai, key, _i64(mbase), _i64(msize),
+                                   _i64(bbase), _i64(bsize), em.ranges_arr(), em.info_array(), work], ins)
+    _fail(em, ins, bad, [_oob(mp, "matrix read"), _oob(bp, "bias read")])
+    em.lib(f"{KCV}:put", [em.coll_result_block(ins), rdense, em.state_arr(), _i64(wait)], ins)
+    em.resume_lanes(wait, resume)
 
 
 # -- training: atomic accumulation ---------------------------------------------------------------
@@ -344,25 +310,18 @@ def _outer(em, ins, wait, resume):
                          "OuterProductAccumulate (float16, float32 or float64)", **ins.where())
     if layout < 2 and len(o) < 7:
         raise SpirvError(f"a {LAYOUT_NAMES[layout]} layout needs a MatrixStride", **ins.where())
-    _site_arrays(em)
-    A = _in_block(em, o[2])
-    B = _in_block(em, o[3])
     if a.elem.kind != "float":
         raise SpirvError("OuterProductAccumulate needs float vectors", **ins.where())
-    A, B = A[0], B[0]
-    addr = em.coll_i64(o[0])
-    off = em.coll_i64(o[1])
+    A, B = em.coll_block_64(o[2]), em.coll_block_64(o[3])
+    addr, off = em.coll_i64(o[0]), em.coll_i64(o[1])
     stride = em.coll_i64(o[6] if len(o) > 6 else None)
-    base, size = _root(p)
-    if em.options.get("unchecked"):
-        base, size = "np.int64(0)", "np.int64(1 << 62)"
-    em.meta.has_atomics = True
-    em.meta.writes_physical = em.meta.writes_physical or p.root is None or p.storage == "PhysicalStorageBuffer"
-    bad = em.tmp("cvbad")
-    em.line(f"{bad} = cv_outer(state, {wait}, {A}, {B}, {addr}, {off}, {stride}, {layout}, {code}, "
-            f"{_prof(em)}, {base}, {size}, ranges, info)")
-    _fail_lines(em, ins, bad, [_oob(p, em, "matrix accumulation")])
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    base, size = _bounds(em, p)
+    _mark_atomic_writes(em, p)
+    bad = em.lib(f"{KCV}:outer_product", [em.state_arr(), _i64(wait), A, B, addr, off, stride, _i64(layout),
+                                          _i64(code), _i64(_prof(em)), _i64(base), _i64(size), em.ranges_arr(),
+                                          em.info_array()], ins)
+    _fail(em, ins, bad, [_oob(p, "matrix accumulation")])
+    em.resume_lanes(wait, resume)
 
 
 @collective("OpCooperativeVectorReduceSumAccumulateNV")
@@ -371,20 +330,14 @@ def _reduce_sum(em, ins, wait, resume):
     p = _mem_ptr(em, ins, o[0], "Pointer")
     v = _coopvec(em, ins, o[2], "V")
     code = _elem_code(v.elem)
-    if code in (CV.I_S8, CV.I_S16, CV.I_U8, CV.I_U16, CV.I_E4M3, CV.I_E5M2):
+    if code in (None, CV.I_S8, CV.I_S16, CV.I_U8, CV.I_U16, CV.I_E4M3, CV.I_E5M2):
         raise SpirvError(f"ReduceSumAccumulate of {v.elem} components is not supported "
                          "(float16/32/64 or 32/64-bit integers)", **ins.where())
-    _site_arrays(em)
-    Vf, Vi = _in_block(em, o[2])
-    addr = em.coll_i64(o[0])
-    off = em.coll_i64(o[1])
-    base, size = _root(p)
-    if em.options.get("unchecked"):
-        base, size = "np.int64(0)", "np.int64(1 << 62)"
-    em.meta.has_atomics = True
-    em.meta.writes_physical = em.meta.writes_physical or p.root is None or p.storage == "PhysicalStorageBuffer"
-    bad = em.tmp("cvbad")
-    em.line(f"{bad} = cv_reduce_sum(state, {wait}, {Vf}, {Vi}, {addr}, {off}, {code}, {base}, {size}, "
-            "ranges, info)")
-    _fail_lines(em, ins, bad, [_oob(p, em, "accumulation")])
-    em.line(f"sg_resume(state, {wait}, {resume})")
+    Vf, Vi = _in_blocks(em, o[2])
+    addr, off = em.coll_i64(o[0]), em.coll_i64(o[1])
+    base, size = _bounds(em, p)
+    _mark_atomic_writes(em, p)
+    bad = em.lib(f"{KCV}:reduce_sum", [em.state_arr(), _i64(wait), Vf, Vi, addr, off, _i64(code), _i64(base),
+                                       _i64(size), em.ranges_arr(), em.info_array()], ins)
+    _fail(em, ins, bad, [_oob(p, "accumulation")])
+    em.resume_lanes(wait, resume)

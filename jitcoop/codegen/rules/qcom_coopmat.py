@@ -1,13 +1,13 @@
 """SPV_QCOM_cooperative_matrix_conversion, with the rules of the SPIR-V extension text (rev 1).
 
 - OpBitCastArrayQCOM and OpExtractSubArrayQCOM are per-lane: an array value is a list of leaves,
-  so they are bit moves between leaves (and, for a start index only known at run time, a copy
-  through a small scratch array).
+  so they are bit moves between leaves (and, for a start index only known at run time, loads from
+  a small stack copy of the source).
 - OpCompositeConstructCoopMatQCOM and OpCompositeExtractCoopMatQCOM move data between the
   invocations of a subgroup (line i of the matrix is invocation i's array), so they are
-  collectives: the scheduler gathers the waiting subgroup's per-lane arrays into a dense matrix and
-  scatters it into the fragments through the profile's lane layout (jitcoop.kernels.qcom), or the
-  reverse.
+  collectives: the scheduler gathers the waiting subgroups' per-lane arrays (the array's slot
+  rows, a block [length, W]) into dense matrices and scatters them into the fragments through the
+  profile's lane layout (jitcoop.kernels.qcom, jitcoop.kernels.coopmat), or the reverse.
 
 Where the Vulkan proposal and the SPIR-V text differ, the SPIR-V text rules (README, "Cooperative
 matrix conversions"). The Vulkan environment's extra rules for OpExtractSubArrayQCOM (lengths in
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from ...errors import SpirvError
 from ...spirv.types import Array, CoopMat, Scalar, describe, size_of
-from ..emitter import nb_type
+from ..collectives import dtype_of
+from ..llvm import ty
 from . import collective, rule
-from .common import from_bits
-from .khr_coopmat import check_scope, mat_type, scope_size, source_table_of
+from .common import bits_of, from_bits
+from .khr_coopmat import check_scope, gather, mat_type, scatter, scope_size
 
+QC = "jitcoop.kernels.qcom"
 CAPABILITY = "CooperativeMatrixConversionQCOM"
 CONSTRUCT, EXTRACT = "OpCompositeConstructCoopMatQCOM", "OpCompositeExtractCoopMatQCOM"
 BITCAST, SUBARRAY = "OpBitCastArrayQCOM", "OpExtractSubArrayQCOM"
@@ -142,36 +144,19 @@ def conversion_problem(t, a, sg, what) -> str | None:
     return shape_problem(a, what) or matrix_problem(t, sg) or pair_problem(t, a, what)
 
 
-# -- generated-code helpers -----------------------------------------------------------------------
-_IMPORT = "from jitcoop.kernels import qcom as qc"
-
-
-def _kernels(em):
-    """Make jitcoop.kernels.qcom reachable as `qc` from the generated module."""
-    if _IMPORT not in em.globals:
-        em.globals.insert(0, _IMPORT)
-
-
-def _slot_rows(em, rows) -> tuple[str, str]:
-    """Per-lane slot rows `S_<tag>[k]` of an array's leaves -> (slot array name, name of a constant
-    int64 array of the rows)."""
-    tags, ks = set(), []
-    for r in rows:
-        name, _, k = r.partition("[")
-        if not name.startswith("S_") or not k.endswith("]") or not k[:-1].isdigit():
-            raise AssertionError(f"unexpected slot row {r!r}")
-        tags.add(name)
-        ks.append(int(k[:-1]))
-    if len(tags) != 1:
-        raise AssertionError(f"array leaves in slots of different dtypes: {sorted(tags)}")
-    return tags.pop(), em.const_array(ks)
-
-
-def _dtype(s: Scalar) -> str:
-    return nb_type(s)[3:]
-
-
 # -- OpCompositeConstructCoopMatQCOM / OpCompositeExtractCoopMatQCOM -----------------------------------
+def _lines(em, vid):
+    """The per-lane arrays of a collective's operand or result as the kernels take them: its slot
+    rows, one block [length, W] (an array's leaves share one type, so its rows are consecutive),
+    and the rows to read, in element order."""
+    block = em.coll_block(vid)
+    return [block, em.const_array(range(block.shape[0]))]
+
+
+def _b(x) -> str:
+    return "true" if x else "false"
+
+
 @collective(CONSTRUCT)
 def _construct(em, ins, wait, resume):
     t = em.rtype(ins)
@@ -182,20 +167,19 @@ def _construct(em, ins, wait, resume):
     why = conversion_problem(t, a, em.sg, "the Source Array")
     if why:
         raise SpirvError(why, **ins.where())
-    _kernels(em)
     inv = scope_size(em, t)
     check_scope(em, ins, wait, t)
-    S, idx = _slot_rows(em, em.coll_arrays(ins.operands[0]))
-    d = em.dense(em.W // inv, t.rows * t.cols, _dtype(t.elem))
-    by_col = t.use == 1
-    args = f"state, {wait}, {inv}, {S}, {idx}, {t.rows}, {t.cols}, {by_col}"
+    # dense copies of the fragment's own dtype: the conversion only moves bits
+    d = em.dense(em.W // inv, t.rows * t.cols, dtype_of(t.elem))
+    args = ([em.state_arr(), ("i64", str(wait)), ("i64", str(inv))] + _lines(em, ins.operands[0])
+            + [("i64", str(t.rows)), ("i64", str(t.cols)), ("b", _b(t.use == 1))])
     p = packing(t, a)
     if p is None:
-        em.line(f"qc.lines_to_dense({args}, {d})")
+        em.lib(f"{QC}:lines_to_dense", args + [d], ins)
     else:
-        em.line(f"qc.unpack({args}, {p[0]}, {p[1]}, {d})")
-    em.line(f"cm.scatter(state, {wait}, {inv}, {d}, {em.table(t.layout)}, {em.coll_result_block(ins)})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+        em.lib(f"{QC}:unpack", args + [("i64", str(p[0])), ("b", _b(p[1])), d], ins)
+    scatter(em, wait, inv, t, d, em.coll_result_block(ins))
+    em.resume_lanes(wait, resume)
 
 
 @collective(EXTRACT)
@@ -205,32 +189,46 @@ def _extract(em, ins, wait, resume):
     why = conversion_problem(t, a, em.sg, "the Result Type")
     if why:
         raise SpirvError(why, **ins.where())
-    _kernels(em)
     inv = scope_size(em, t)
     check_scope(em, ins, wait, t)
-    d = em.dense(em.W // inv, t.rows * t.cols, _dtype(t.elem))
-    # isint False: the fragment's own dtype, bits kept (no sign extension or float64)
-    em.line(f"cm.gather_src(state, {wait}, {inv}, {em.coll_block(ins.operands[0])}, "
-            f"{source_table_of(em, t.layout)}, {d}, False, 0, False)")
-    S, idx = _slot_rows(em, em.coll_result(ins))
-    by_col = t.use == 1
-    args = f"state, {wait}, {inv}, {d}, {t.rows}, {t.cols}, {by_col}"
+    # the fragment's own dtype (integers come back to their own width: bits kept)
+    d = gather(em, wait, inv, t, em.coll_block(ins.operands[0]), dtype=dtype_of(t.elem))
+    args = ([em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), d, ("i64", str(t.rows)),
+             ("i64", str(t.cols)), ("b", _b(t.use == 1))])
     p = packing(t, a)
     if p is None:
-        em.line(f"qc.dense_to_lines({args}, {S}, {idx})")
+        em.lib(f"{QC}:dense_to_lines", args + _lines(em, ins.result), ins)
     else:
-        em.line(f"qc.pack({args}, {p[0]}, {S}, {idx})")
-    em.line(f"sg_resume(state, {wait}, {resume})")
+        em.lib(f"{QC}:pack", args + [("i64", str(p[0]))] + _lines(em, ins.result), ins)
+    em.resume_lanes(wait, resume)
 
 
 # -- OpBitCastArrayQCOM ---------------------------------------------------------------------------
-def _bits(v: str, s: Scalar) -> str:
-    """The bit pattern of a leaf as an np.uint64 (float16 NaN payloads kept)."""
-    if s.kind == "int":
-        return f"np.uint64(np.uint32({v}))"
-    if s.width == 32:
-        return f"np.uint64(f32_bits({v}))"
-    return f"np.uint64(qc.f16_bits({v}))"
+def _f16_bits(em, v: str) -> str:
+    """The float16 bits (i64) of a float holding a float16 value, NaN payloads kept (a float16
+    store makes every NaN the quiet 0x7E00): the exact inverse of the f16_to_f32 helper, so a
+    uint32 -> float16 -> uint32 trip is bit-exact."""
+    b = em.op(f"bitcast float {v} to i32")
+    mag = em.op(f"and i32 {b}, 2147483647")
+    nan = em.op(f"icmp ugt i32 {mag}, 2139095040")
+    m0 = em.op(f"lshr i32 {b}, 13")
+    m1 = em.op(f"and i32 {m0}, 1023")
+    # a payload only below float16's mantissa: a quiet NaN
+    none = em.op(f"icmp eq i32 {m1}, 0")
+    m = em.op(f"select i1 {none}, i32 512, i32 {m1}")
+    s0 = em.op(f"lshr i32 {b}, 16")
+    s = em.op(f"and i32 {s0}, 32768")
+    n0 = em.op(f"or i32 {s}, 31744")
+    n = em.op(f"or i32 {n0}, {m}")
+    h16 = em.op(f"call i16 {em.helper('f32_to_f16')}(float {v})")
+    h = em.op(f"zext i16 {h16} to i32")
+    r = em.op(f"select i1 {nan}, i32 {n}, i32 {h}")
+    return em.op(f"zext i32 {r} to i64")
+
+
+def _bits(em, v: str, s: Scalar) -> str:
+    """The bit pattern of a leaf as an i64 (float16 NaN payloads kept)."""
+    return _f16_bits(em, v) if s.kind == "float" and s.width == 16 else bits_of(em, v, s)
 
 
 @rule(BITCAST)
@@ -243,17 +241,19 @@ def _bitcast_array(em, ins):
         raise SpirvError(f"the Result Type {describe(dst)} ({size_of(dst)} bytes) and the Source Array "
                          f"{describe(src)} ({size_of(src)} bytes) must have the same size",
                          **ins.where())
-    _kernels(em)
-    vals = em.vals(ins.operands[0])
-    bits = [_bits(v, src.elem) for v in vals]
+    bits = [_bits(em, v, src.elem) for v in em.vals(ins.operands[0])]
     sw, dw = src.elem.width, dst.elem.width
     if sw == dw:
         words = bits
     elif sw == 16:                   # two float16 per 32-bit word, the first in the low half
-        words = [f"({bits[2 * i]} | ({bits[2 * i + 1]} << np.uint64(16)))" for i in range(len(bits) // 2)]
+        words = []
+        for lo, hi in zip(bits[0::2], bits[1::2]):
+            words.append(em.op(f"or i64 {lo}, {em.op(f'shl i64 {hi}, 16')}"))
     else:
-        words = [w for b in bits for w in (f"({b} & np.uint64(0xFFFF))", f"({b} >> np.uint64(16))")]
-    em.define(ins, [from_bits(w, dst.elem) for w in words])
+        words = []
+        for b in bits:
+            words += [em.op(f"and i64 {b}, 65535"), em.op(f"lshr i64 {b}, 16")]
+    em.define(ins, [from_bits(em, w, dst.elem) for w in words])
 
 
 # -- OpExtractSubArrayQCOM ------------------------------------------------------------------------
@@ -317,19 +317,30 @@ def _sub_array(em, ins):
                              f"multiple of a supported K ({kwords}); it is {s}", **ins.where())
         em.define(ins, vals[s:s + L])
         return
-    t = em.tmp("s")
-    em.line(f"{t} = np.int64(np.int32({em.val(start_id)}))")
-    em.line(f"if {t} < 0 or {t} > {n - L}:")
-    em.line("    " + em.fail(ins, f"Start Index {{d}} and the Result's {L} elements reach outside the "
-                                  f"Source Array {describe(src)}", t))
+    s = em.cast_int(em.val(start_id), 32, 64, True)
+    # unsigned: a negative start is out of range too
+    em.fail_if(em.op(f"icmp ugt i64 {s}, {n - L}"), ins,
+               f"Start Index {{d}} and the Result's {L} elements reach outside the Source Array "
+               f"{describe(src)}", details=(s,))
     if ks:
-        em.line(f"if {' and '.join(f'{t} % {k} != 0' for k in ks)}:")
-        em.line("    " + em.fail(ins, f"the sub-array feeds a cooperative matrix, so its Start Index must "
-                                      f"be a multiple of a supported K ({kwords}); it is {{d}}", t))
-    d = em.dense(1, n, _dtype(src.elem))
+        bad = None                   # a multiple of none of the supported K
+        for k in ks:
+            off = em.op(f"icmp ne i64 {em.op(f'urem i64 {s}, {k}')}, 0")
+            bad = off if bad is None else em.op(f"and i1 {bad}, {off}")
+        em.fail_if(bad, ins, f"the sub-array feeds a cooperative matrix, so its Start Index must be a "
+                             f"multiple of a supported K ({kwords}); it is {{d}}", details=(s,))
+    # the source in a stack array, the result's leaves loaded from it from the start on (in
+    # range: checked above)
+    et = ty(src.elem)
+    arr = em.fn.alloca(f"[{n} x {et}]", "sub")
+
+    def element(i):
+        return em.op(f"getelementptr [{n} x {et}], ptr {arr}, i64 0, i64 {i}")
+
     for i, v in enumerate(vals):
-        em.line(f"{d}[0, {i}] = {v}")
-    em.define(ins, [f"{d}[0, {t} + {j}]" for j in range(L)])
+        em.emit(f"store {et} {v}, ptr {element(i)}")
+    at = [s] + [em.op(f"add i64 {s}, {j}") for j in range(1, L)]
+    em.define(ins, [em.op(f"load {et}, ptr {element(i)}") for i in at])
 
 
 # -- `jitcoop check` ------------------------------------------------------------------------------

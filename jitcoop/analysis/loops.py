@@ -1,17 +1,14 @@
-"""Simple loops (the `while` loops of lane code): bounds on their trip counts, and their
-invariants kept in registers (pin_invariants, below).
+"""Loops that cannot spin: bounds on trip counts, for leaving out cancel checks.
 
 Every loop back edge of lane code checks the cancel flag, so that a shader that spins can be
 stopped (timeout, Ctrl-C, another thread's failure). In a short counted loop, such as a shared
-memory staging loop `for (uint e = lid; e < 1024; e += 128)`, that check is a load, a compare and
-a branch per iteration out of some twenty instructions; measured on the KHR GEMM, dropping it
-from the staging loop took 62 ms to 57 ms. A loop whose trip count is bounded by a small
-constant cannot spin, so it needs no check: the check on the enclosing loop's back edge, or the
-one at the start of every workgroup, comes soon enough.
+memory staging loop `for (uint e = lid; e < 1024; e += 128)`, that check is a volatile load, a
+compare and a branch per iteration, and it keeps LLVM from unrolling or vectorizing the loop. A
+loop whose trip count is bounded by a small constant cannot spin, so it needs no check: the check
+on the enclosing loop's back edge, or the one at the start of every workgroup, comes soon enough.
+`unchecked_headers` finds the loop headers whose back edges need none.
 """
 from __future__ import annotations
-
-import re
 
 from ..spirv.types import Scalar
 
@@ -98,35 +95,31 @@ def _as(v: int, w: int, signed: bool) -> int:
     return v - (1 << w) if signed and v >> (w - 1) else v
 
 
-# -- invariants in registers ----------------------------------------------------------------------
-# A simple loop sits deep inside the lane loop of a large kernel function, and LLVM's register
-# allocator gives the values it reads from outside (a buffer's address and bounds, a push
-# constant, a value computed before the loop) one location for their whole, long, live range:
-# a stack slot, reloaded in every iteration (the GEMM's staging loop read six of its seven
-# invariants from the stack). Re-binding each through `fresh` just before the `while` gives LLVM
-# new values whose live range is the loop alone, and it keeps them in registers: the staging
-# loop went from 17 to 11 instructions and the whole GEMM from 50.3 to 46.7 ms.
-
-PINNED = 8          # at most this many per loop (more would only move the spills into it)
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_ASSIGNED = re.compile(r"(?:^|; )(\w+) = ")
-
-
-def pin_invariants(loop: list[str], indent: str, pinnable) -> list[str]:
-    """The lines of a loop (its `while` first), preceded by `r_x = fresh(x)` for the values x
-    it reads but does not assign, most used first, and reading r_x instead. pinnable(name):
-    whether the name holds a 32- or 64-bit integer. Uses on a failure path are not counted."""
-    assigned, uses = set(), {}
-    for ln in loop:
-        s = ln.strip()
-        assigned.update(_ASSIGNED.findall(s))
-        if not s.startswith("err["):
-            for n in _NAME.findall(s):
-                uses[n] = uses.get(n, 0) + 1
-    names = sorted((n for n in uses if n not in assigned and pinnable(n)), key=lambda n: -uses[n])
-    names = names[:PINNED]
-    if not names:
-        return loop
-    pat = re.compile(r"\b(" + "|".join(names) + r")\b")
-    return ([f"{indent}r_{n} = fresh({n})" for n in names]
-            + [pat.sub(r"r_\1", ln) for ln in loop])
+def unchecked_headers(ctx) -> set:
+    """Labels of loop headers whose every back edge may go without a cancel check: natural loops
+    (a header H and a back edge from a block H dominates: here, a block after H in the flat
+    function's order, which puts a block after those that dominate it) whose header ends in a
+    conditional branch with one arm in the loop and one out, bounded by trip_bound."""
+    ff = ctx.ff
+    order = {b.label: i for i, b in enumerate(ff.blocks)}
+    bmap, preds = ctx.bmap, ctx.preds
+    out = set()
+    for h in ff.blocks:
+        latches = [p for p in preds.get(h.label, ()) if order.get(p, -1) >= order[h.label]]
+        if not latches or h.term.opname != "OpBranchConditional":
+            continue
+        body = {h.label}
+        todo = list(latches)
+        while todo:
+            x = todo.pop()
+            if x in body or x not in bmap:
+                continue
+            body.add(x)
+            todo.extend(preds.get(x, ()))
+        t, f = h.term.operands[1:3]
+        if (t in body) == (f in body):
+            continue
+        bound = trip_bound(h, t in body, set(latches), ff.defs, ctx.int_const, ctx.value_type)
+        if bound is not None and bound <= SHORT_TRIPS:
+            out.add(h.label)
+    return out

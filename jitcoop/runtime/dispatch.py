@@ -1,0 +1,99 @@
+"""Running a compiled kernel over a grid: scratch memory per worker thread, the range table of
+everything a pointer may reach, worker threads, cancellation, failures.
+
+A kernel (jitcoop.runtime.compile) is called as
+
+    i64 kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err, cancel)
+
+for chunks of workgroups by worker threads (ctypes releases the GIL during the call). The calling
+thread only waits, so a timeout or Ctrl-C can set the cancel flag the kernels poll at every loop
+back edge; a failing worker sets it too, so the others stop. Everything a dispatch allocates is
+local to the call: two threads may dispatch one kernel at once.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..progress import Progress
+from .memory import range_table
+
+# cancel[0]: why the dispatch stops early
+TIMEOUT, FAILED, INTERRUPTED = 1, 2, 3
+
+
+@dataclass
+class Outcome:
+    errs: list              # per-thread failure records and profile counters (int64 arrays)
+    cancel: int             # 0, or TIMEOUT / FAILED / INTERRUPTED
+    seconds: float
+    threads: int
+
+
+def run(fn, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, physical: list,
+        nthreads: int, timeout: float | None) -> Outcome:
+    """Run every workgroup of `grid`. bind: [address, size] per binding; push: (address, size);
+    physical: (address, size) of every buffer a device address may point into."""
+    nwg = grid[0] * grid[1] * grid[2]
+    ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + list(physical)
+    ranges.append(push)
+    scratch, keep = [], []
+    lanes = int(np.prod(meta.local_size))
+    for _ in range(nthreads):
+        sh = np.zeros(max(16, meta.shared_size), np.uint8)
+        pv = np.zeros(max(16, meta.private_frame * lanes), np.uint8)
+        wk = np.zeros(max(64, meta.work_size), np.uint8)
+        scratch.append(np.array([sh.ctypes.data, pv.ctypes.data, wk.ctypes.data, consts.ctypes.data], np.int64))
+        keep += [sh, pv, wk]
+        ranges += [(sh.ctypes.data, sh.nbytes), (pv.ctypes.data, pv.nbytes)]
+    table = range_table(ranges)
+    grid_a = np.array(grid, np.int64)
+    bind_a = np.array(bind if bind else [0, 0], np.int64)
+    push_a = np.array(push, np.int64)
+    cancel = np.zeros(1, np.int64)
+    psize = meta.profile.size if meta.profile is not None else 0
+    errs = [np.zeros(8 + psize, np.int64) for _ in range(nthreads)]
+    args = (grid_a.ctypes.data, bind_a.ctypes.data, push_a.ctypes.data)
+    tail = (table.ctypes.data, table.shape[0])
+    chunk = max(1, nwg // (nthreads * 8))
+    counter = [0]
+    lock = threading.Lock()
+
+    def work(t):
+        while True:
+            with lock:
+                s = counter[0]
+                counter[0] = s + chunk
+            if s >= nwg or cancel[0]:
+                return
+            if fn(s, min(nwg, s + chunk), *args, scratch[t].ctypes.data, *tail, errs[t].ctypes.data,
+                  cancel.ctypes.data):
+                if cancel[0] == 0:
+                    cancel[0] = FAILED        # stop the other threads: the dispatch has failed
+                return
+
+    t0 = time.perf_counter()
+    ths = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(nthreads)]
+    for th in ths:
+        th.start()
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    bar = Progress(nwg, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
+    try:
+        for th in ths:
+            while th.is_alive():
+                th.join(0.05)
+                bar.update(counter[0])
+                if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
+                    cancel[0] = TIMEOUT
+    except KeyboardInterrupt:
+        cancel[0] = INTERRUPTED
+        for th in ths:
+            th.join()
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    del keep
+    return Outcome(errs, int(cancel[0]), seconds, nthreads)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..kernels.coopmat import C_F32, C_F64, C_I64, DENSE, NONE, STRIPED, TABLE
+from ..kernels.codes import C_F32, C_F64, C_I64, DENSE, NONE, STRIPED, TABLE
 
 _ELEM = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i8": ir.IntType(8), "u8": ir.IntType(8),
          "i16": ir.IntType(16), "u16": ir.IntType(16), "i32": ir.IntType(32), "u32": ir.IntType(32),

@@ -28,8 +28,7 @@ import functools
 
 import numpy as np
 
-from ..kernels import coopvec as CV
-from ..kernels import formats as F
+from ..kernels import codes as CV
 
 INTERPS = CV.INTERP_NAMES
 LAYOUTS = {"row_major": 0, "column_major": 1, "inferencing_optimal": 2, "training_optimal": 3,
@@ -202,27 +201,33 @@ def _decode(raw, tname):
     """Elements of storage type tname (raw: [n, size] bytes) as float64 or integers."""
     a = np.ascontiguousarray(raw).view(_NP[tname]).reshape(-1)
     if tname == "f16":
-        return F.from_f16_bits(a).astype(np.float64)
+        return _formats().from_f16_bits(a).astype(np.float64)
     if tname == "e4m3":
-        return F.from_e4m3_bits(a).astype(np.float64)
+        return _formats().from_e4m3_bits(a).astype(np.float64)
     if tname == "e5m2":
-        return F.from_e5m2_bits(a).astype(np.float64)
+        return _formats().from_e5m2_bits(a).astype(np.float64)
     return a
 
 
 def _encode(vals, tname, src_is_float):
     if tname == "f16":
-        return F.to_f16_bits(vals).view(np.uint8).reshape(-1, 2)
+        return _formats().to_f16_bits(vals).view(np.uint8).reshape(-1, 2)
     if tname == "e4m3":
-        return F.to_e4m3_bits(vals, saturate=False).reshape(-1, 1)
+        return _formats().to_e4m3_bits(vals, saturate=False).reshape(-1, 1)
     if tname == "e5m2":
-        return F.to_e5m2_bits(vals, saturate=False).reshape(-1, 1)
+        return _formats().to_e5m2_bits(vals, saturate=False).reshape(-1, 1)
     if tname in ("f32", "f64"):
         return np.asarray(vals, _NP[tname]).view(np.uint8).reshape(-1, CV.SIZES[INTERPS.index(tname)])
     return np.asarray(vals).astype(_NP[tname]).view(np.uint8).reshape(-1, CV.SIZES[INTERPS.index(tname)])
 
 
 _FLOATS = ("f16", "f32", "f64", "e4m3", "e5m2")
+
+
+def _formats():
+    """The exact format conversions (numba functions, imported when a conversion needs them)."""
+    from ..kernels import formats
+    return formats
 
 
 def convert_coopvec_matrix(src, rows: int, cols: int, src_type, dst_type, src_layout, dst_layout,
@@ -270,7 +275,7 @@ def convert_coopvec_matrix(src, rows: int, cols: int, src_type, dst_type, src_la
         out[:out_size] = 0
     if dstore in ("f16",) and dt in ("e4m3", "e5m2"):
         q = _encode(vals, dt, True).reshape(-1)
-        vals = (F.from_e4m3_bits(q) if dt == "e4m3" else F.from_e5m2_bits(q)).astype(np.float64)
+        vals = (_formats().from_e4m3_bits(q) if dt == "e4m3" else _formats().from_e5m2_bits(q)).astype(np.float64)
     enc = _encode(vals, dstore, st in _FLOATS)
     do = _offsets(rows, cols, dl, dst_stride, dsz, prof).reshape(-1)
     out[do[:, None] + np.arange(dsz)] = enc

@@ -29,33 +29,12 @@ from .memory import (atomic_add_i32, atomic_add_i64, atomic_add_u32, atomic_add_
                      atomic_cmpxchg_u32, ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8,
                      ld_u16, ld_u32, ld_u64)
 from .scalar import in_ranges
+from .codes import (U64, I_F16, I_F32, I_F64, I_S8, I_S16, I_S32, I_S64, I_U8, I_U16, I_U32, I_U64,
+    I_S8P, I_U8P, I_E4M3, SIZES, K_FLOAT, K_SINT, K_UINT, C_IN_KIND, C_IN_I, C_MAT_I, C_BIAS_I,
+    C_M, C_K, C_LAYOUT, C_TRANS, C_HAS_BIAS, C_RES_KIND, C_RES_I, C_NVIDIA, C_PROF, C_INT_PATH,
+    C_IN_BITS)
 
 _opts = dict(cache=True, nogil=True, error_model="numpy")
-
-
-# Interpretations (SPIR-V Component Type, renumbered)
-I_F16, I_F32, I_F64, I_S8, I_S16, I_S32, I_S64, I_U8, I_U16, I_U32, I_U64, I_S8P, I_U8P, \
-    I_E4M3, I_E5M2 = range(15)
-SPIRV_COMPONENT_TYPES = {0: I_F16, 1: I_F32, 2: I_F64, 3: I_S8, 4: I_S16, 5: I_S32, 6: I_S64,
-                         7: I_U8, 8: I_U16, 9: I_U32, 10: I_U64, 1000491000: I_S8P,
-                         1000491001: I_U8P, 1000491002: I_E4M3, 1000491003: I_E5M2}
-INTERP_NAMES = ("f16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-                "s8packed", "u8packed", "e4m3", "e5m2")
-SIZES = (2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 1, 1, 1)
-# Kinds of a vector's components: 0 float, 1 signed integer, 2 unsigned integer
-K_FLOAT, K_SINT, K_UINT = 0, 1, 2
-# Config array of a MatrixMul site (one int64 array per site, built by the generator)
-C_IN_KIND, C_IN_I, C_MAT_I, C_BIAS_I, C_M, C_K, C_LAYOUT, C_TRANS, C_HAS_BIAS, C_RES_KIND, \
-    C_RES_I, C_NVIDIA, C_PROF, C_INT_PATH, C_IN_BITS = range(15)
-C_LEN = 15
-
-
-def is_int(i):
-    return I_S8 <= i <= I_U8P
-
-
-def is_float(i):
-    return not is_int(i)
 
 
 # -- optimal layouts --------------------------------------------------------------------------------

@@ -13,17 +13,14 @@ from numba import njit, types
 from numba.extending import overload
 
 from .formats import round_bf16, round_f16
+from .codes import (operand, IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, AND, OR, FADD, FMUL, LAND,
+    LOR, REDUCE, INCLUSIVE, EXCLUSIVE, CLUSTERED, ROUND_F16, ROUND_BF16, BROADCAST, SHUFFLE,
+    SHUFFLE_XOR, SHUFFLE_UP, SHUFFLE_DOWN, QUAD_BROADCAST, QUAD_SWAP, VOTE_ALL, VOTE_ANY)
 
 # No reference counting (coopmat._opts says why); _alloc for the few that allocate scratch.
 _opts = dict(cache=True, nogil=True, error_model="numpy", _nrt=False)
 _alloc = dict(_opts, _nrt=True)
 
-# Combining operations (OpGroupNonUniform<op>)
-IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, FMAX, AND, OR, XOR, FADD, FMUL, LAND, LOR, LXOR = range(16)
-# Group operations
-REDUCE, INCLUSIVE, EXCLUSIVE, CLUSTERED = 0, 1, 2, 3
-# Float rounding of results: 0 none (float32/64 arithmetic), 1 float16, 2 bfloat16
-ROUND_NONE, ROUND_F16, ROUND_BF16 = 0, 1, 2
 
 
 # The scheduler's scans run once or more per collective point of every workgroup (on the KHR
@@ -172,10 +169,6 @@ def logical(state, wait, op, group_op, cluster, x, r, S):
                         r[l] = acc
 
 
-# Where a gathering operation reads from, relative to the lane's index i in its subgroup.
-BROADCAST, SHUFFLE, SHUFFLE_XOR, SHUFFLE_UP, SHUFFLE_DOWN, QUAD_BROADCAST, QUAD_SWAP, FIRST = range(8)
-
-
 @njit(**_opts)
 def gather(state, wait, mode, idx, idx_const, per_lane, x, r, S):
     """r[l] = x[source(l)]; a source outside the subgroup gives the lane its own value."""
@@ -220,9 +213,6 @@ def elect(state, wait, r, S):
             if state[l] == wait:
                 r[l] = first
                 first = False
-
-
-VOTE_ALL, VOTE_ANY, VOTE_EQUAL = 0, 1, 2
 
 
 @njit(**_opts)

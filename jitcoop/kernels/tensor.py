@@ -16,20 +16,12 @@ from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write, l
 from .memory import ld_u8, st_u32
 from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
 from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits
+from .codes import (F32, F64, F16, BF16, E4M3, E5M2, operand, OR, UNDEFINED, CONSTANT,
+    CLAMP_TO_EDGE, REPEAT, OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE,
+    OUT_OF_BOUNDS, MISALIGNED, BLOCK, DIM, STRIDE, OFFSET, SPAN, P_SKIP, P_ST, P_PART, P_BC, P_CIB,
+    UNPLANNED, is_float)
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-
-# Clamp modes
-UNDEFINED, CONSTANT, CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED = range(5)
-# What `address` found for an element. OK: an index; SKIP: outside the view's clip region (a load
-# keeps the Object's element, a store writes nothing); CLAMPED: rejected by Constant clamping (a
-# load gets the clamp value, a store writes nothing); the rest are errors of the shader, with
-# info[0] = the dimension and info[1] = the coordinate or value at fault.
-(OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE, OUT_OF_BOUNDS, MISALIGNED,
- VECTOR_BLOCK, DECODE_MISMATCH) = range(12)
-
-BLOCK, DIM, STRIDE, OFFSET, SPAN = range(5)
-
 
 @njit(**_opts)
 def _udivmod(a, n):
@@ -145,12 +137,6 @@ def _dim_of(s, offset, n, b, stride, mode, store):
         return OK, x, z, x * stride, z
     q, rem = _udivmod(x, b)
     return OK, q, rem, q * stride, z
-
-
-# Columns of the per-row and per-column tables of a separable plan; what `element` says when
-# `address` must decide
-P_SKIP, P_ST, P_PART, P_BC, P_CIB = range(5)
-UNPLANNED = -1
 
 
 @njit(**_opts)

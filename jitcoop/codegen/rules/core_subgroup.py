@@ -8,7 +8,7 @@ the operand and result slot rows. Ballot bit queries on a ballot value are ordin
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...kernels import subgroup as G
+from ...kernels import codes as G
 from ..llvm import lit
 from . import collective, rule
 from .common import intrinsic, scalars

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...devices import type_name
 from ...errors import SpirvError
-from ...kernels import coopmat as K
+from ...kernels import codes as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
 from . import REWRITES, collective, pure, rule
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import SpirvError
-from ...kernels import tensor as TN
+from ...kernels import codes as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector, describe,
                             leaves, size_of)
 from ..callback import CONTEXT_ARGS
@@ -299,7 +299,7 @@ def _load_tensor(em, ins, wait, resume):
     out = em.coll_result_block(ins)
     lo, hi = root_bounds(em, acc.p)
     if acc.decode is None:
-        from ...kernels import coopmat as K
+        from ...kernels import codes as K
         stat = em.dense(1, n, "i8")
         bad = em.lib(f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
                                      em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
@@ -316,7 +316,7 @@ def _load_tensor(em, ins, wait, resume):
 
 @collective("OpCooperativeMatrixStoreTensorNV")
 def _store_tensor(em, ins, wait, resume):
-    from ...kernels import coopmat as K
+    from ...kernels import codes as K
     acc = TensorAccess(em, ins, store=True)
     t = acc.t
     inv = scope_size(em, t)

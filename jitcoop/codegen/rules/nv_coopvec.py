@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import SpirvError
-from ...kernels import coopvec as CV
+from ...kernels import codes as CV
 from ...spirv.types import CoopVec, Scalar
 from ..collectives import Arr
 from . import collective, rule

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpirvError
-from ..spirv.types import CoopMat, Pointer, Scalar, n_leaves
+from ..spirv.types import Pointer, Scalar, n_leaves
 from .llvm import ty
 
 # Scalar types of slot rows by LLVM register type, and their kernel-library dtype tags.

@@ -754,7 +754,6 @@ class KernelGen(Collectives, Structured):
         return None
 
     def _finish(self):
-        fn = self.fn
         # the entry's fills of per-call operands
         self.entry_defs.extend(self.entry_fills)
         self.meta.work_size = self.work_size

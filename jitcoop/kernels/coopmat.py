@@ -25,8 +25,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import literally, njit, types
-from numba.core import cgutils
+from numba import njit, types
 from numba.extending import intrinsic
 
 from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32, f16_bits_to_f32_ir,
@@ -34,9 +33,8 @@ from .formats import (HAS_F16C, bf16_to_f32, bits_f32, e4m3_to_f32, e5m2_to_f32,
                       f32_to_f16_fast, f64_to_bf16, f64_to_e4m3, f64_to_e5m2, round_f16_64)
 from .memory import (ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8, ld_u16, ld_u32, st_f32,
                      st_f64, st_i64, st_u8, st_u16, st_u32)
-from .scalar import in_ranges, out_of_line
-from .codes import (F32, F64, F16, BF16, E4M3, E5M2, S8, U8, S16, U16, S32, U32, S64, U64, EXACT,
-    NVIDIA, operand, run_length)
+from .scalar import in_ranges
+from .codes import (F32, F64, F16, BF16, E4M3, E5M2, S8, U8, S16, U16, S32, U32, S64, U64, NVIDIA)
 
 # No reference counting (_nrt=False): these kernels allocate nothing, and numba otherwise
 # increments and decrements the count of every array argument at each call of a function that

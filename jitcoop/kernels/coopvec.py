@@ -29,7 +29,7 @@ from .memory import (atomic_add_i32, atomic_add_i64, atomic_add_u32, atomic_add_
                      atomic_cmpxchg_u32, ld_f32, ld_f64, ld_i8, ld_i16, ld_i32, ld_i64, ld_u8,
                      ld_u16, ld_u32, ld_u64)
 from .scalar import in_ranges
-from .codes import (U64, I_F16, I_F32, I_F64, I_S8, I_S16, I_S32, I_S64, I_U8, I_U16, I_U32, I_U64,
+from .codes import (I_F16, I_F32, I_F64, I_S8, I_S16, I_S32, I_S64, I_U8, I_U16, I_U32, I_U64,
     I_S8P, I_U8P, I_E4M3, SIZES, K_FLOAT, K_SINT, K_UINT, C_IN_KIND, C_IN_I, C_MAT_I, C_BIAS_I,
     C_M, C_K, C_LAYOUT, C_TRANS, C_HAS_BIAS, C_RES_KIND, C_RES_I, C_NVIDIA, C_PROF, C_INT_PATH,
     C_IN_BITS)
@@ -550,13 +550,6 @@ def put(dst, src, state, wait):
         for l in range(dst.shape[1]):
             if state[l] == wait:
                 dst[i, l] = src[i, l]
-
-
-@njit(**_opts)
-def put1(dst, src, state, wait):
-    for l in range(dst.shape[0]):
-        if state[l] == wait:
-            dst[l] = src[l]
 
 
 # -- atomic accumulation -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ workgroups stay exact. Bounds are checked by the generated code before it calls 
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import types
 from numba.extending import intrinsic
 
 _TYPES = {
@@ -126,21 +126,4 @@ for _n in ("f32", "f64"):
     _g[f"atomic_xchg_{_n}"] = _make_rmw(_TYPES[_n], "xchg")
 
 
-
-@intrinsic
-def _i64_pointer(typingctx, addr):
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.int64).as_pointer())
-    return types.CPointer(types.int64)(types.int64), codegen
-
-
-@njit(inline="always", cache=True, nogil=True)
-def i64_view(addr):
-    """The int64 array at addr (an array the caller keeps alive) as a numba array with no
-    reference count. Callbacks take the kernel's err and cancel arrays this way: numba counts
-    references to an array argument on every call of an inlined function whose body uses it
-    past its first block, two atomic operations per decoded element."""
-    return carray(_i64_pointer(addr), (1 << 30,))
-
-
-__all__ = [n for n in _g if n.startswith(("ld_", "st_", "atomic_"))] + ["i64_view"]
+__all__ = [n for n in _g if n.startswith(("ld_", "st_", "atomic_"))]

@@ -29,23 +29,6 @@ def ticks():
     return _readcyclecounter()
 
 
-@njit(**_opts)
-def counted(err, slot, nbytes, value):
-    """`value`, after adding nbytes to counter `slot` (bytes a callback read)."""
-    err[slot] += nbytes
-    return value
-
-
-@njit(**_opts)
-def waiting(state, wait):
-    """Lanes waiting at a collective (how many take part in this run of it)."""
-    n = 0
-    for s in state:
-        if s == wait:
-            n += 1
-    return n
-
-
 _rate = []
 
 

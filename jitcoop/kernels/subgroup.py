@@ -13,7 +13,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from .formats import round_bf16, round_f16
-from .codes import (operand, IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, AND, OR, FADD, FMUL, LAND,
+from .codes import (IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, AND, OR, FADD, FMUL, LAND,
     LOR, REDUCE, INCLUSIVE, EXCLUSIVE, CLUSTERED, ROUND_F16, ROUND_BF16, BROADCAST, SHUFFLE,
     SHUFFLE_XOR, SHUFFLE_UP, SHUFFLE_DOWN, QUAD_BROADCAST, QUAD_SWAP, VOTE_ALL, VOTE_ANY)
 
@@ -22,59 +22,10 @@ _opts = dict(cache=True, nogil=True, error_model="numpy", _nrt=False)
 _alloc = dict(_opts, _nrt=True)
 
 
-
 # The scheduler's scans run once or more per collective point of every workgroup (on the KHR
 # GEMM, a few per K step), so they are written without early exits: min/max reductions and
 # selects that LLVM turns into vector code over the state array.
 _NONE = 1 << 30
-
-
-@njit(**_opts)
-def next_collective(state):
-    """The earliest collective any lane waits at (-1: every lane has finished)."""
-    c = _NONE
-    for l in range(state.shape[0]):
-        s = state[l]
-        c = min(c, -2 - s if s <= -2 else _NONE)
-    return -1 if c == _NONE else c
-
-
-@njit(**_opts)
-def next_converged(state):
-    """next_collective, and whether every lane waits at it (the workgroup is converged there:
-    the scheduler may then run the collectives that follow it with no lane code between them
-    back to back)."""
-    lo = state[0]
-    hi = state[0]
-    for l in range(state.shape[0]):
-        lo = min(lo, state[l])
-        hi = max(hi, state[l])
-    if lo == hi and lo <= -2:
-        return -2 - lo, True
-    return next_collective(state), False
-
-
-@njit(**_opts)
-def resume(state, wait, resume_at):
-    for l in range(state.shape[0]):
-        s = state[l]
-        state[l] = resume_at if s == wait else s
-
-
-@njit(**_opts)
-def barrier(state, wait, resume_at):
-    """Workgroup barrier: every lane still running must wait here. Returns -1, or the first lane
-    that waits elsewhere (a barrier in non-uniform control flow)."""
-    bad = 0
-    for l in range(state.shape[0]):
-        s = state[l]
-        bad += (s != -1) & (s != wait)
-    if bad:
-        for l in range(state.shape[0]):
-            if state[l] != -1 and state[l] != wait:
-                return l
-    resume(state, wait, resume_at)
-    return -1
 
 
 def combine(op, a, b, rnd):
@@ -261,16 +212,3 @@ def ballot(state, wait, x, r0, r1, r2, r3, S):
                 r3[l] = m[3]
 
 
-@njit(cache=True, nogil=True)
-def lane_copy(S, dst, src, n, lane):
-    """One lane's part of a value living in slot rows (a cooperative matrix, a tensor layout):
-    n rows from src to dst, column `lane`."""
-    for i in range(n):
-        S[dst + i, lane] = S[src + i, lane]
-
-
-@njit(cache=True, nogil=True)
-def lane_fill(S, dst, n, lane, v):
-    """One lane's part of a splat: n rows from dst get v."""
-    for i in range(n):
-        S[dst + i, lane] = v

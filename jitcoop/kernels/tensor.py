@@ -12,14 +12,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .coopmat import E5M2, F16, F32, F64, BF16, E4M3, _read, _span_ok, _write, load_row, store_row
+from .coopmat import _read, _span_ok, _write, load_row, store_row
 from .memory import ld_u8, st_u32
-from .scalar import range_of  # noqa: F401  (generated code calls tn.range_of)
+from .scalar import range_of
 from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits
-from .codes import (F32, F64, F16, BF16, E4M3, E5M2, operand, OR, UNDEFINED, CONSTANT,
+from .codes import (F32, F64, F16, BF16, E4M3, E5M2, UNDEFINED, CONSTANT,
     CLAMP_TO_EDGE, REPEAT, OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE,
     OUT_OF_BOUNDS, MISALIGNED, BLOCK, DIM, STRIDE, OFFSET, SPAN, P_SKIP, P_ST, P_PART, P_BC, P_CIB,
-    UNPLANNED, is_float)
+    UNPLANNED)
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -244,15 +244,6 @@ def rows_contiguous(rdim, rows, cols, rt, ct):
         if ((rt[r, P_PART] + c0) & 0xFFFFFFFF) + cols > 0x100000000:
             return False
     return True
-
-
-@njit(**_opts)
-def cdiv(a, b):
-    """ceil(a / b) for the packed strides of OpTensorLayoutSetDimensionNV (0 for a block size 0,
-    which a load then reports)."""
-    a = np.int64(a)
-    b = np.int64(b)
-    return np.int64(0) if b == 0 else (a + b - 1) // b
 
 
 @njit(**_opts)
@@ -501,101 +492,6 @@ def check_frame(state, wait, inv, pvp, frame, off, size):
 # A layout or view value lives in slot rows (uint32, one row per leaf, a column per lane); each
 # instruction is one call that writes the result's rows for one lane from the operand's rows.
 
-@njit(inline="always", **_opts)
-def _copy_rows(S, dst, src, n, lane):
-    if dst != src:
-        for i in range(n):
-            S[dst + i, lane] = S[src + i, lane]
-
-
-@njit(**_opts)
-def layout_create(S, dst, lane, D):
-    for i in range(5 * D + 1):
-        S[dst + i, lane] = 1 if i < D else 0
-
-
-@njit(**_opts)
-def layout_set_dimension(S, dst, src, lane, D, dims):
-    """layoutDimension = span = dims, offset 0, packed strides counting blocks (the block sizes
-    set so far), blockSize and clampValue kept."""
-    _copy_rows(S, dst, src, 5 * D + 1, lane)
-    st = np.int64(1)
-    for i in range(D - 1, -1, -1):
-        d = np.int64(dims[i]) & 0xFFFFFFFF
-        S[dst + DIM * D + i, lane] = d
-        S[dst + SPAN * D + i, lane] = d
-        S[dst + OFFSET * D + i, lane] = 0
-        S[dst + STRIDE * D + i, lane] = st & 0xFFFFFFFF
-        st = (st * cdiv(d, S[dst + BLOCK * D + i, lane])) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def layout_set_part(S, dst, src, lane, D, part, vals):
-    """SetStride (part STRIDE) / SetBlockSize (part BLOCK): that part only."""
-    _copy_rows(S, dst, src, 5 * D + 1, lane)
-    for i in range(D):
-        S[dst + part * D + i, lane] = np.int64(vals[i]) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def layout_slice(S, dst, src, lane, D, vals):
-    """offset[i] += vals[2i] (signed, 32-bit), span[i] = vals[2i + 1]."""
-    _copy_rows(S, dst, src, 5 * D + 1, lane)
-    for i in range(D):
-        o = np.int64(S[dst + OFFSET * D + i, lane]) + np.int64(vals[2 * i])
-        S[dst + OFFSET * D + i, lane] = o & 0xFFFFFFFF
-        S[dst + SPAN * D + i, lane] = np.int64(vals[2 * i + 1]) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def layout_set_clamp_value(S, dst, src, lane, D, v):
-    _copy_rows(S, dst, src, 5 * D + 1, lane)
-    S[dst + 5 * D, lane] = np.int64(v) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def view_create(S, dst, lane, D):
-    """dimensions and strides 0; clip: offsets 0, spans 0xFFFFFFFF."""
-    for i in range(2 * D):
-        S[dst + i, lane] = 0
-    S[dst + 2 * D, lane] = 0
-    S[dst + 2 * D + 1, lane] = 0xFFFFFFFF
-    S[dst + 2 * D + 2, lane] = 0
-    S[dst + 2 * D + 3, lane] = 0xFFFFFFFF
-
-
-@njit(**_opts)
-def view_set_dimension(S, dst, src, lane, D, dims):
-    _copy_rows(S, dst, src, 2 * D + 4, lane)
-    st = np.int64(1)
-    for i in range(D - 1, -1, -1):
-        d = np.int64(dims[i]) & 0xFFFFFFFF
-        S[dst + i, lane] = d
-        S[dst + D + i, lane] = st & 0xFFFFFFFF
-        st = (st * d) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def view_set_values(S, dst, src, lane, n, first, vals):
-    """SetStride (rows D..2D-1) / SetClip (rows 2D..2D+3): rows first.. get vals."""
-    _copy_rows(S, dst, src, n, lane)
-    for i in range(len(vals)):
-        S[dst + first + i, lane] = np.int64(vals[i]) & 0xFFFFFFFF
-
-
-@njit(**_opts)
-def rows_i64(dst, j, S, r0, n):
-    """dst[j:j + n, :] = S[r0:r0 + n, :] as int64 (operand rows of a collective)."""
-    for i in range(n):
-        for l in range(S.shape[1]):
-            dst[j + i, l] = np.int64(S[r0 + i, l])
-
-
-@njit(**_opts)
-def fill_i64(dst, j, v):
-    for l in range(dst.shape[1]):
-        dst[j, l] = v
-
 
 # -- decode sites of the LLVM generator -----------------------------------------------------------
 # A tensor load with a decode function calls the function (generated code) per element; the
@@ -652,7 +548,7 @@ def decode_clamp(bits, fmt, outf, outi):
 
 
 @njit(**_opts)
-def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, is_float):
+def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, floating):
     """The instance's fragments from the decoded elements (the Object's element where the view's
     clip region left one out)."""
     L = tab.shape[1]
@@ -661,7 +557,7 @@ def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, is_float):
             k = tab[l, e]
             if out[k, 0] == SKIP:
                 frag[e, base + l] = obj[e, base + l]
-            elif is_float:
+            elif floating:
                 frag[e, base + l] = dense_f[k]
             else:
                 frag[e, base + l] = dense_i[k]

@@ -6,7 +6,6 @@ from ...errors import SpirvError
 from ...spirv.types import CoopMat, Pointer, child, n_leaves
 from . import rule
 from ..llvm import lit, ty
-from ..meta import Ptr
 from .common import round_to, scalars
 
 

@@ -237,6 +237,8 @@ class Kernel:
             if key not in used:
                 raise BindingError(f"binding (set {key[0]}, binding {key[1]}) is not used by entry point "
                                    f"{self.entry!r}; it uses {sorted(used) or 'no bindings'}")
+        # Several variables may share a binding (aliases): the buffer is written if any of them writes.
+        written = {(b.set, b.binding) for b in meta.bindings if b.writable}
         bind = []
         keep, writebacks, snapshots = [], [], []
         views = {}
@@ -246,7 +248,7 @@ class Kernel:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}: "
                                    f"{describe(b.type)}) has no buffer")
             if key not in views:
-                views[key] = self._prepare(norm[key], b, keep, writebacks, snapshots)
+                views[key] = self._prepare(norm[key], b, key in written, keep, writebacks, snapshots)
             view = views[key]
             if view.nbytes < b.min_size:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}) needs at least "
@@ -254,7 +256,7 @@ class Kernel:
             bind += [view.ctypes.data, view.nbytes]
         return bind, keep, writebacks, snapshots
 
-    def _prepare(self, value, b, keep, writebacks, snapshots):
+    def _prepare(self, value, b, writable, keep, writebacks, snapshots):
         if isinstance(value, Buffer):
             view = value.bytes
         else:
@@ -262,15 +264,15 @@ class Kernel:
             if not isinstance(arr, np.ndarray):
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}): expected a numpy array or "
                                    f"Buffer, got {type(value).__name__}")
-            if arr.flags.c_contiguous and (arr.flags.writeable or not b.writable):
+            if arr.flags.c_contiguous and (arr.flags.writeable or not writable):
                 view = byte_view(arr)
             else:
                 # Work on a contiguous copy and write it back after a successful run.
                 view = byte_view(np.ascontiguousarray(arr).copy())
-                if b.writable and arr.flags.writeable:
+                if writable and arr.flags.writeable:
                     writebacks.append((arr, view.view(arr.dtype).reshape(arr.shape)))
         keep.append(view)
-        if b.writable:
+        if writable:
             snapshots.append((view, view.copy()))
         return view
 

@@ -198,13 +198,15 @@ class Kernel:
             phys.append((b.address, b.nbytes))
             if meta.writes_physical:
                 snapshots.append((b.bytes, b.bytes.copy()))
-        out = run.run(self._compiled.fn, meta, self._consts, grid, bind,
-                      (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
-                      _threads(threads, nwg), timeout)
-        failed = [e for e in out.errs if e[0] > 0]
-        if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
+        def restore():
             for view, snap in snapshots:
                 view[:] = snap
+        out = run.run(self._compiled.fn, meta, self._consts, grid, bind,
+                      (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
+                      _threads(threads, nwg), timeout, restore)
+        failed = [e for e in out.errs if e[0] > 0]
+        if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
+            restore()
             if failed:
                 e = min(failed, key=lambda e: e[1])
                 raise self._execution_error(e, grid)

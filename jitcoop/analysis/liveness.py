@@ -3,6 +3,8 @@ block. A resumed lane gets back exactly the items live into the block after its 
 suspending lane saves those live into the collective's block."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .flatten import FlatFunction
 
 
@@ -52,3 +54,70 @@ def liveness(ff: FlatFunction, uses_defs, stop=None) -> dict:
                 live_in[b.label] = new
                 changed = True
     return live_in
+
+
+@dataclass
+class SpillPlan:
+    """What crosses collective points, and when it moves between a lane's registers and its slots.
+
+    - crossing: SSA values live across some collective: written to their slots where they are
+      defined (a collective's result by the scheduler), reloaded by a resumed lane;
+    - used_soon[label]: items a lane entering the block uses before it reaches a collective
+      (what a resume must reload);
+    - dirty_in[label]: promoted variables possibly stored since the lane last resumed (what a
+      suspend there must save);
+    - spilled_next[label]: variables the next suspend from there may save (a resume must reload
+      them too: the save writes all of the variable from the lane's registers)."""
+    crossing: set = field(default_factory=set)
+    used_soon: dict = field(default_factory=dict)
+    dirty_in: dict = field(default_factory=dict)
+    spilled_next: dict = field(default_factory=dict)
+
+
+def plan_spills(ff: FlatFunction, uses_defs, live_in: dict, promoted, preds: dict) -> SpillPlan:
+    plan = SpillPlan()
+    plan.crossing = {x for b in ff.blocks if b.collective for x in live_in[b.label] if not isinstance(x, tuple)}
+    plan.used_soon = liveness(ff, uses_defs, stop=lambda b: b.collective)
+    stores = {}
+    for b in ff.blocks:
+        st = set()
+        for ins in b.instrs:
+            st.update(d for d in uses_defs(ins)[1] if isinstance(d, tuple))
+        stores[b.label] = st
+    all_vars = {("var", v) for v in promoted}
+    entry = ff.blocks[0].label
+    dirty_in = {b.label: set() for b in ff.blocks}
+    dirty_out = {b.label: set() for b in ff.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in ff.blocks:
+            inn = set(all_vars) if b.label == entry else set()
+            for p in preds.get(b.label, ()):
+                inn |= dirty_out[p]
+            out = set() if b.collective else inn | stores[b.label]
+            if inn != dirty_in[b.label] or out != dirty_out[b.label]:
+                dirty_in[b.label], dirty_out[b.label] = inn, out
+                changed = True
+    plan.dirty_in = dirty_in
+    # Variables the next suspend may save, from each block up to the collectives it reaches
+    # first. (Maybe-dirty is a union over paths: on a path through a resume that did not reload
+    # the variable, the save must still write this lane's value.)
+    spill_at = {b.label: {x for x in live_in[b.label] if isinstance(x, tuple)} & dirty_in[b.label]
+                for b in ff.blocks if b.collective}
+    nxt = {b.label: set() for b in ff.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(ff.blocks):
+            if b.collective:
+                new = spill_at[b.label]
+            else:
+                new = set()
+                for t in b.succs():
+                    new |= nxt.get(t, set())
+            if new != nxt[b.label]:
+                nxt[b.label] = new
+                changed = True
+    plan.spilled_next = nxt
+    return plan

@@ -179,9 +179,10 @@ class Collectives:
     def _slot_at(self, st: str, row: str) -> str:
         return self.op(f"getelementptr {st}, ptr {row}, i64 {self.lane_reg}")
 
-    def save_item(self, x):
-        """A suspending lane writes an item's current value to its slots."""
-        vals = self.var_leaves(x[1]) if isinstance(x, tuple) else self.vals(x)
+    def save_item(self, x, vals=None):
+        """The lane's current value of an item (or `vals`) to its slots."""
+        if vals is None:
+            vals = self.var_leaves(x[1]) if isinstance(x, tuple) else self.vals(x)
         for (t, st, row), v in zip(self.slots_of(x), vals):
             if t == "i1":
                 v = self.op(f"zext i1 {v} to i8")

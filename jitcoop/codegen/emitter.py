@@ -168,15 +168,17 @@ class KernelGen(Collectives, Structured):
         self.bit_moves = bitmoves.find(ctx, v.promoted | self.resident_vars | set(v.inputs))
         self.has_collectives = any(b.collective for b in self.ff.blocks)
         meta.has_collectives = self.has_collectives
-        self.live_in = liveness.liveness(self.ff, _UsesDefs(self)) if self.has_collectives else {}
-        self.crossing = set()
+        self.live_in = {}
+        self.spills = liveness.SpillPlan()
         if self.has_collectives:
+            ud = _UsesDefs(self)
+            self.live_in = liveness.liveness(self.ff, ud)
+            self.spills = liveness.plan_spills(self.ff, ud, self.live_in, self.promoted, ctx.preds)
             for b in self.ff.blocks:
-                if b.collective:
-                    self.crossing |= {x for x in self.live_in[b.label] if not isinstance(x, tuple)}
-                    r = b.instrs[0].result
-                    if r is not None and _UsesDefs(self).item(r) is not None:
-                        self.crossing.add(r)
+                r = b.instrs[0].result if b.collective else None
+                if r is not None and ud.item(r) is not None:
+                    self.spills.crossing.add(r)
+        self.crossing = self.spills.crossing
 
     # -- small services -------------------------------------------------------------------------------
     def value_type(self, vid: int) -> Type:
@@ -263,11 +265,14 @@ class KernelGen(Collectives, Structured):
             self.resident_store(rid, exprs)
             return
         if rid in self.crossing:
+            # kept in a home (registers after mem2reg) and, for the scheduler and the lane's next
+            # resume, in its slots, written here where it is defined
             t = self.value_type(rid)
             types = [ty(s) for s in self.leaf_types(t)] if not isinstance(t, Pointer) else ["i64"]
             home = self._home(rid, types)
             for (lt, a), e in zip(home, exprs):
                 self.emit(f"store {lt} {e}, ptr {a}")
+            self.save_item(rid, exprs)
             return
         self.names[rid] = list(exprs)
 
@@ -932,17 +937,21 @@ class KernelGen(Collectives, Structured):
 
     # -- collectives: the lane side -------------------------------------------------------------------
     def _emit_suspend(self, b):
-        """Stop the lane before a collective: save what is live there, wait at it."""
+        """Stop the lane before a collective: save the variables stored since it last resumed
+        (SSA values are in their slots already), wait at the collective."""
         k = self.collective_index(b)
-        for x in sorted(self.live_in[b.label], key=str):
+        sp = self.spills
+        for x in sorted(self.live_in[b.label] & sp.dirty_in[b.label], key=str):
             self.save_item(x)
         self.emit(f"store i32 {-2 - k}, ptr {self.st_ptr}")
         self.fn.br("lane.latch")
-        # where a lane resumes after it: the values live there come back from the slots
+        # where a lane resumes after it: what it uses before its next collective, and the
+        # variables the next suspend may save, come back from the slots
         here = self.fn.cur
         self.fn.block(f"resume{k}")
         r = b.term.operands[0]
-        for x in sorted(self.live_in.get(r, ()), key=str):
+        need = self.live_in.get(r, set()) & (sp.used_soon.get(r, set()) | sp.spilled_next.get(r, set()))
+        for x in sorted(need, key=str):
             self.load_item(x)
         self.fn.br(f"b{r}")
         self.fn.resume(here)

@@ -7,8 +7,11 @@ A kernel (jitcoop.runtime.compile) is called as
 
 for chunks of workgroups by worker threads (ctypes releases the GIL during the call). The calling
 thread only waits, so a timeout or Ctrl-C can set the cancel flag the kernels poll at every loop
-back edge; a failing worker sets it too, so the others stop. Everything a dispatch allocates is
-local to the call: two threads may dispatch one kernel at once.
+back edge; a failing worker sets it too, so the others stop. The failure reported is the one of
+the lowest-numbered failing workgroup, as a run on one thread would report it: when workers fail
+out of order, the workgroups before the first failure are run again, alone, from the restored
+buffers. Everything a dispatch allocates is local to the call: two threads may dispatch one
+kernel at once.
 """
 from __future__ import annotations
 
@@ -34,10 +37,26 @@ class Outcome:
 
 
 def run(fn, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, physical: list,
-        nthreads: int, timeout: float | None) -> Outcome:
+        nthreads: int, timeout: float | None, restore=None) -> Outcome:
     """Run every workgroup of `grid`. bind: [address, size] per binding; push: (address, size);
-    physical: (address, size) of every buffer a device address may point into."""
+    physical: (address, size) of every buffer a device address may point into; restore(): puts
+    the buffers back as they were before the dispatch (to find the first failure again)."""
     nwg = grid[0] * grid[1] * grid[2]
+    out = _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, 0, nwg)
+    if out.cancel == FAILED and nthreads > 1 and restore is not None:
+        first = min(int(e[1]) for e in out.errs if e[0] > 0)
+        if first > 0:
+            restore()
+            again = _run(fn, meta, consts, grid, bind, push, physical, 1, timeout, 0, first)
+            if any(e[0] > 0 for e in again.errs) or again.cancel:
+                again.seconds += out.seconds
+                return again
+    return out
+
+
+def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin: int, end: int) -> Outcome:
+    """Run workgroups [begin, end) on nthreads worker threads."""
+    nwg = end        # workgroups up to (not including) this one
     ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + list(physical)
     ranges.append(push)
     scratch, keep = [], []
@@ -58,8 +77,8 @@ def run(fn, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, phys
     errs = [np.zeros(8 + psize, np.int64) for _ in range(nthreads)]
     args = (grid_a.ctypes.data, bind_a.ctypes.data, push_a.ctypes.data)
     tail = (table.ctypes.data, table.shape[0])
-    chunk = max(1, nwg // (nthreads * 8))
-    counter = [0]
+    chunk = max(1, (nwg - begin) // (nthreads * 8))
+    counter = [begin]
     lock = threading.Lock()
 
     def work(t):
@@ -80,12 +99,12 @@ def run(fn, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, phys
     for th in ths:
         th.start()
     deadline = None if timeout is None else time.perf_counter() + timeout
-    bar = Progress(nwg, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
+    bar = Progress(nwg - begin, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
     try:
         for th in ths:
             while th.is_alive():
                 th.join(0.05)
-                bar.update(counter[0])
+                bar.update(counter[0] - begin)
                 if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
                     cancel[0] = TIMEOUT
     except KeyboardInterrupt:

@@ -269,3 +269,56 @@ def test_boolean_phi_in_code_a_specialization_constant_makes_dead():
     (issue 22): a boolean phi in code a specialization constant makes dead. The numba generator
     failed to type it ('Type of variable v42 cannot be determined'); phis are LLVM phis now."""
     np.testing.assert_array_equal(_spec_dead_phi({0: 0, 1: 2}, 10), np.arange(64) + 1)
+
+
+def _reconverge(name):
+    n = (np.arange(64) % 5).astype(np.uint32)
+    o = np.zeros(64, np.uint32)
+    jitcoop.Device().load(META / name).kernel().dispatch(2, {0: n, 1: o})
+    # per subgroup of 32: iteration t of invocation g has the invocations with n > t
+    want = np.zeros(64, np.int64)
+    for s in range(0, 64, 32):
+        ns = n[s:s + 32]
+        want[s:s + 32] = [32000 + sum(int((ns > t).sum()) for t in range(k)) for k in ns]
+    return o, want
+
+
+def test_subgroup_operations_reconverge_after_a_loop():
+    o, want = _reconverge("reconverge.spv")
+    np.testing.assert_array_equal(o, want)
+
+
+@pytest.mark.xfail(strict=True, reason="engine: lanes that left a loop run the subgroup operation after "
+                   "it without the lanes still in the loop when the loop's merge block comes before "
+                   "the loop body in the binary (valid: blocks only have to follow their dominators): "
+                   "the scheduler orders collectives by position in the binary; subgroupAdd(1) gives "
+                   "6 or 7 instead of 32. Found by reorder_blocks on subgroup_divergent.spv")
+def test_subgroup_reconvergence_does_not_depend_on_block_order():
+    o, want = _reconverge("reconverge_order.spv")
+    np.testing.assert_array_equal(o, want)
+
+
+def _const_object(name, sel):
+    x = np.arange(512).astype(np.float16)
+    o = np.zeros(256, np.float16)
+    jitcoop.Device().load(META / name).kernel().dispatch(1, {0: x, 1: o}, push=struct.pack("<II", 12, sel))
+    want = x[(0 if sel else 4) * 16:][:256].copy()
+    want[(12 - (0 if sel else 4)) * 16:] = 0         # rows past `rows` = 12: the clamp value
+    return o, want
+
+
+@pytest.mark.parametrize("sel", [1, 0])
+def test_tensor_loads_into_a_constant_matrix(sel):
+    o, want = _const_object("const_object.spv", sel)
+    np.testing.assert_array_equal(o, want)
+
+
+@pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True,
+                   reason="engine (LLVM generator): two OpCooperativeMatrixLoadTensorNV with one "
+                          "constant matrix as their Object (spirv-opt -O makes that of "
+                          "`m = coopmat(0); if (c) load(m, ..) else load(m, ..)`) give an internal "
+                          "error: LLVM IR parsing error, multiple definition of local value named "
+                          "'w.u32.0'. Found by tests/test_flash_attn_prod.py on flash_attn_O.spv")
+def test_tensor_loads_sharing_a_constant_object_after_spirv_opt():
+    o, want = _const_object("const_object_O.spv", 1)
+    np.testing.assert_array_equal(o, want)

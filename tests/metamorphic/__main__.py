@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import multiprocessing
 import os
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import harness, tools
@@ -25,7 +25,7 @@ from .recipes import RECIPES, ROOT
 
 def _plan(args) -> dict[str, list[int]]:
     names = sorted(n for n in RECIPES if (not args.shaders or any(s in n for s in args.shaders))
-                   and RECIPES[n].size <= args.max_kb * 1024)
+                   and not any(s in n for s in args.skip) and RECIPES[n].size <= args.max_kb * 1024)
     if not names:
         sys.exit("no recipe matches --shaders / --max-kb")
     plan = collections.defaultdict(list)
@@ -64,6 +64,10 @@ def _run_shader(shader: str, seeds: list[int], save: str) -> list[tuple]:
     return rows
 
 
+def _run_task(task):
+    return _run_shader(*task)
+
+
 def _keep(save: str, v: harness.Variant, o: harness.Outcome):
     d = Path(save)
     d.mkdir(parents=True, exist_ok=True)
@@ -80,8 +84,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="draws the shaders and variant seeds")
     ap.add_argument("--seeds", type=int, nargs="+", help="exactly these variant seeds, per shader")
     ap.add_argument("--shaders", nargs="+", help="only recipes whose path contains one of these")
+    ap.add_argument("--skip", nargs="+", default=[], help="leave out recipes whose path contains one of these")
     ap.add_argument("--max-kb", type=float, default=1e9, help="only shaders up to this size")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (one shader each)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--per-task", type=int, default=0,
+                    help="at most this many variants of a shader per worker task (each task runs the "
+                         "original once); default: one task per shader")
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="stop after this many seconds and report the variants that finished")
     ap.add_argument("--save", default=str(ROOT / ".pytest_cache" / "metamorphic" / "failures"),
                     help="where failing variants are kept ('' for nowhere)")
     args = ap.parse_args(argv)
@@ -104,13 +114,24 @@ def main(argv=None) -> int:
         done = sum(1 for r in rows if r[2] != "recipe")
         print(f"  [{done}/{total}] {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
+    tasks = [(s, seeds[k:k + (args.per_task or len(seeds))]) for s, seeds in plan.items()
+             for k in range(0, len(seeds), args.per_task or len(seeds))]
+    limit = args.time_limit or None
     if args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as ex:
-            futs = [ex.submit(_run_shader, s, seeds, args.save) for s, seeds in plan.items()]
-            for f in as_completed(futs):
-                report(f.result())
+        pool = multiprocessing.get_context("fork").Pool(args.jobs)
+        results = pool.imap_unordered(_run_task, [(s, seeds, args.save) for s, seeds in tasks])
+        try:
+            for _ in tasks:
+                left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
+                report(results.next(timeout=left))
+        except multiprocessing.TimeoutError:
+            print("time limit: the unfinished tasks were stopped")
+        pool.terminate()
     else:
-        for s, seeds in plan.items():
+        for s, seeds in tasks:
+            if limit and time.perf_counter() - t0 > limit:
+                print("time limit: the remaining tasks were not run")
+                break
             report(_run_shader(s, seeds, args.save))
 
     counts = collections.Counter(r[2] for r in rows)

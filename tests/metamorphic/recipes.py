@@ -782,6 +782,17 @@ exclude("made to fail: invocations disagree on a Private variable the decode fun
         "(the test expects the ExecutionError)", T + "coopmat2_apps/decode_private_bad.spv")
 
 
+
+@recipe(T + "coopmat2_prod/mul_mm_q.spv", T + "coopmat2_prod/mul_mm_q_O.spv",
+        spec={0: 128, 1: 64, 2: 64, 3: 32, 4: False, 5: 0})
+def _mul_mm_q(r):
+    """q4_0 weights: M = 72 rows (ragged) of K = 64, N = 40 activation rows, one batch."""
+    m, n, k = 72, 40, 64
+    a = _q4_blocks(r, m, k // 32)
+    push = u32(m, n, k, k, k, m, m * k, n * k, n * m, k, 1, 1, 1, 1, n)
+    return Dispatch((2, 1, 1), {0: a, 1: r.normal((n, k), np.float16), 2: np.zeros((n, m), np.float32)},
+                    push=push)
+
 # == SPV_QCOM_cooperative_matrix_conversion (tests/shaders/coopmat_qcom) ============================
 def _finite_words(r, shape):
     """uint32 words whose float16 halves and float32 view are all finite."""
@@ -1091,6 +1102,23 @@ def _spec_dead_phi(r):
     return Dispatch(2, {0: np.zeros(64, np.uint32)}, push=struct.pack("<I", 10))
 
 
+@recipe(T + "metamorphic/const_object.spv")
+def _const_object(r):
+    return Dispatch(1, {0: r.normal(512, np.float16), 1: np.zeros(256, np.float16)}, push=u32(12, 1))
+
+
+exclude("reproducer of an open engine bug (two tensor loads with one constant Object: LLVM IR "
+        "'multiple definition of local value'): tests/test_metamorphic.py runs it against "
+        "const_object.spv", T + "metamorphic/const_object_O.spv")
+
+
+@recipe(T + "metamorphic/reconverge.spv")
+def _reconverge(r):
+    return Dispatch(2, {0: r.ints(64, np.uint32, 0, 6), 1: np.zeros(64, np.uint32)})
+
+
+exclude("reproducer of an open engine bug (subgroup reconvergence follows block order): "
+        "tests/test_metamorphic.py runs it against reconverge.spv", T + "metamorphic/reconverge_order.spv")
 exclude("reproducer of an open engine bug (DebugNoScope after OpReturn is refused at load): "
         "tests/test_metamorphic.py runs it against debug_scope.spv", T + "metamorphic/debug_scope.opt.spv")
 

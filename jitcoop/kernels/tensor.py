@@ -505,7 +505,9 @@ def decode_plan(p, lo, hi, ranges, rows, cols, lay, base, D, view, V, perm, has_
     operand arrays; the instance's first lane `base`). Returns -1, or a failing status with
     info[2] = the status, info[3] = the element, info[0]/info[1] what `address` says. info[4] and
     info[5] get the start and size of the buffer the pointer points into (for the decode
-    function's bounds checks)."""
+    function's bounds checks). A clean 2-D plan (every element in the tensor: the interior tiles
+    of a GEMM) is left in rt/ct for the generated loop to walk (info[6] = 1, info[7] = the
+    dimension the row selects); otherwise out gets every element (info[6] = 0)."""
     lv = lay[:, base]
     vv = view[:, base]
     if hi > lo:
@@ -521,6 +523,11 @@ def decode_plan(p, lo, hi, ranges, rows, cols, lay, base, D, view, V, perm, has_
         info[3] = 0
         return MISALIGNED
     rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
+    info[7] = rdim
+    if D == 2 and plan_clean(rdim, rows, cols, rt, ct):
+        info[6] = 1
+        return -1
+    info[6] = 0
     bc = np.zeros(10, np.int64)
     cib = np.zeros(10, np.int64)
     for k in range(rows * cols):
@@ -548,14 +555,14 @@ def decode_clamp(bits, fmt, outf, outi):
 
 
 @njit(**_opts)
-def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, floating):
+def decode_finish(base, inv, frag, obj, tab, out, dense_f, dense_i, floating, clean):
     """The instance's fragments from the decoded elements (the Object's element where the view's
-    clip region left one out)."""
+    clip region left one out; a clean plan leaves none out)."""
     L = tab.shape[1]
     for l in range(inv):
         for e in range(L):
             k = tab[l, e]
-            if out[k, 0] == SKIP:
+            if not clean and out[k, 0] == SKIP:
                 frag[e, base + l] = obj[e, base + l]
             elif floating:
                 frag[e, base + l] = dense_f[k]

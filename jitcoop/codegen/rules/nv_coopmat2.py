@@ -467,15 +467,8 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
         if S is not None:
             em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
             t0 = em.op("call i64 @llvm.readcyclecounter()")
-        with em.loop(n, hint="k") as k:
-            row = em.op(f"mul i64 {k}, {width}")
-            s = em.load_at(plan.ptr, "i64", row)
-            idx = em.load_at(plan.ptr, "i64", em.op(f"add i64 {row}, 1"))
-            bc = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + d}'))} to i32")
-                  for d in range(D)]
-            cib = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + D + d}'))} to i32")
-                   for d in range(D)]
-
+        def element(k, s, idx, bc, cib):
+            """Decode element k (its status s, index, blockCoord and coordInBlock) into dst."""
             def scalar_call():
                 a = em.op(f"add i64 {p}, {em.op(f'mul i64 {idx}, {tsize}')}")
                 args = [f"i64 {a}", f"i64 {plo}", f"i64 {pn}"] + [f"i32 {x}" for x in bc + cib]
@@ -553,6 +546,45 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                     store_dst(clamp)
 
             em.choose(em.op(f"icmp eq i64 {s}, {TN.OK}"), decoded, clamped)
+
+
+        clean = em.op(f"icmp ne i64 {em.info_at(6)}, 0")
+
+        def walk_plan():
+            """A clean 2-D plan: element (r, c) from the row and column tables."""
+            rdim = em.info_at(7)
+            with em.loop(t.rows, hint="r") as r:
+                rrow = em.op(f"mul i64 {r}, 5")
+                rp = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_PART}"))
+                rb = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_BC}"))
+                ri = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_CIB}"))
+                with em.loop(t.cols, hint="c") as c:
+                    crow = em.op(f"mul i64 {c}, 5")
+                    cp = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_PART}"))
+                    cb = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_BC}"))
+                    ci = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_CIB}"))
+                    k = em.op(f"add i64 {em.op(f'mul i64 {r}, {t.cols}')}, {c}")
+                    idx = em.op(f"and i64 {em.op(f'add i64 {rp}, {cp}')}, 4294967295")
+                    by_row = em.op(f"icmp eq i64 {rdim}, 0")
+                    pick = lambda a, b: em.op(f"trunc i64 {em.op(f'select i1 {by_row}, i64 {a}, i64 {b}')} to i32")
+                    element(k, str(TN.OK), idx, [pick(rb, cb), pick(cb, rb)], [pick(ri, ci), pick(ci, ri)])
+
+        def walk_elements():
+            """Any other plan: every element from decode_plan's table."""
+            with em.loop(n, hint="k") as k:
+                row = em.op(f"mul i64 {k}, {width}")
+                s = em.load_at(plan.ptr, "i64", row)
+                idx = em.load_at(plan.ptr, "i64", em.op(f"add i64 {row}, 1"))
+                bc = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + d}'))} to i32")
+                      for d in range(D)]
+                cib = [em.op(f"trunc i64 {em.load_at(plan.ptr, 'i64', em.op(f'add i64 {row}, {2 + D + d}'))} to i32")
+                       for d in range(D)]
+                element(k, s, idx, bc, cib)
+
+        if D == 2:
+            em.choose(clean, walk_plan, walk_elements)
+        else:
+            walk_elements()
         if S is not None:
             dt_ = em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}")
             slot = em.op(f"select i1 {use_vec}, i64 {S + 5}, i64 {S + 4}") if vec is not None else str(S + 4)
@@ -560,7 +592,8 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
             old = em.op(f"load i64, ptr {p_}")
             em.emit(f"store i64 {em.op(f'add i64 {old}, {dt_}')}, ptr {p_}")
         em.lib(f"{TNK}:decode_finish", [("i64", base), ("i64", str(inv)), out, objb, em.table(t.layout), plan,
-                                        df.row(0, em), di.row(0, em), ("b", "true" if dt == "double" else "false")], ins)
+                                        df.row(0, em), di.row(0, em), ("b", "true" if dt == "double" else "false"),
+                                        ("b", clean)], ins)
         em.fn.br(out_l)
         em.fn.block(out_l)
 

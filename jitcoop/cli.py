@@ -331,10 +331,63 @@ def cmd_devices(a) -> int:
 
 
 def cmd_dis(a) -> int:
+    if a.generated:
+        return _dis_generated(a)
     from .spirv.disasm import disassemble           # imported late: only this command needs it
     data = read_spirv(a.shader)
     text = disassemble(data, names=False) if a.raw_ids else disassemble(data)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _dis_generated(a) -> int:
+    """The LLVM IR jitcoop generates for an entry point (before LLVM optimizes it, or after:
+    --optimized), for a device profile, spec constants and kernel options."""
+    import jitcoop
+    from .options import KernelOptions
+    from .runtime import jit
+    from .runtime.compile import generate_ir
+    dev = jitcoop.Device(a.profile, subgroup_size=a.subgroup_size)
+    mod = dev.load(a.shader)
+    spec = {sid: val for sid, val in a.spec or []}
+    opts = KernelOptions.of(dict(numerics=a.numerics))
+    ir, _ = generate_ir(mod.spirv, a.entry, spec, dev.profile, dev.subgroup_size, opts)
+    if a.optimized:
+        import llvmlite.binding as llvm
+        jit._init()
+        m = llvm.parse_assembly(ir)
+        jit.optimize(m, opts.opt_level)
+        ir = str(m)
+    sys.stdout.write(ir)
+    return 0
+
+
+def cmd_build_library(a) -> int:
+    """Compile kernels (and the kernel-library variants they call) into the cache ahead of time."""
+    import jitcoop
+    from .runtime.cache import cache_dir
+    paths = []
+    for x in a.shaders or []:
+        p = Path(x)
+        paths += sorted(p.rglob("*.spv")) if p.is_dir() else [p]
+    if not paths:
+        from . import examples
+        paths = [examples.path(n) for n in examples.names()]
+    done = failed = 0
+    for path in paths:
+        for prof in a.profiles.split(","):
+            for numerics in a.numerics.split(","):
+                try:
+                    dev = jitcoop.Device(prof.strip())
+                    mod = dev.load(path)
+                    for entry in mod.entry_points:
+                        mod.kernel(entry, numerics=numerics.strip())
+                        done += 1
+                except JitcoopError as e:
+                    failed += 1
+                    if not a.quiet:
+                        print(f"{path} ({prof}, {numerics}): skipped: {_one_line(e)}", file=sys.stderr)
+    print(f"{done} kernels compiled or found in {cache_dir()} ({failed} shader/profile pairs skipped)")
     return 0
 
 
@@ -439,10 +492,31 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(fn=cmd_profile)
     dv = sub.add_parser("devices", help="list the device profiles")
     dv.set_defaults(fn=cmd_devices)
-    d = sub.add_parser("dis", help="disassemble to SPIR-V assembly text")
+    d = sub.add_parser("dis", help="disassemble to SPIR-V assembly text, or print the generated LLVM IR")
     d.add_argument("shader")
     d.add_argument("--raw-ids", action="store_true", help="numeric ids instead of OpName names")
+    d.add_argument("--generated", action="store_true",
+                   help="print the LLVM IR jitcoop generates for the entry point instead")
+    d.add_argument("--optimized", action="store_true", help="with --generated: after LLVM's optimizations")
+    d.add_argument("--entry", default=None, help="with --generated: the entry point")
+    d.add_argument("--profile", default="generic", help="with --generated: device profile")
+    d.add_argument("--subgroup-size", type=int, default=None, metavar="N")
+    d.add_argument("--spec", type=_spec, action="append", metavar="ID=VALUE")
+    d.add_argument("--numerics", default="exact", choices=NUMERICS_CHOICES, help=NUMERICS_HELP)
     d.set_defaults(fn=cmd_dis)
+    bl = sub.add_parser("build-library", help="compile kernels and the kernel library into the cache ahead "
+                                              "of time (for CI images)",
+                        description="Compile every entry point of the given shaders (.spv files, or "
+                                    "folders searched for them) on the given profiles into the jitcoop "
+                                    "cache (JITCOOP_CACHE_DIR), with the kernel-library functions they "
+                                    "call. Without shaders: the bundled example. A CI image that runs "
+                                    "this on its shaders and keeps the cache starts every test with "
+                                    "kernels that load in milliseconds.")
+    bl.add_argument("shaders", nargs="*", help=".spv files or folders")
+    bl.add_argument("--profiles", default="generic,nvidia", help="device profiles (default: generic,nvidia)")
+    bl.add_argument("--numerics", default="exact", help="comma-separated numerics (default: exact)")
+    bl.add_argument("--quiet", action="store_true", help="do not list the shaders skipped")
+    bl.set_defaults(fn=cmd_build_library)
     e = sub.add_parser("example", help="run the bundled tiled SGEMM and check it against numpy")
     e.add_argument("--n", type=int, default=256, help="matrix size (any positive size; default 256)")
     e.add_argument("--seed", type=int, default=0)

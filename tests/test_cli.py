@@ -202,3 +202,33 @@ def test_usage_errors_return_2(capsys):
     assert main(["run", SAXPY, "--grid", "1", "--buffer", "x=y.npy"]) == 2
     assert main(["run", SAXPY, "--grid", "1", "--push-values", "f32:abc"]) == 2
     assert "usage:" in capsys.readouterr().err
+
+
+def test_dis_generated_is_the_llvm_ir_that_runs(capsys):
+    """`dis --generated` prints the kernel's LLVM IR: it parses, every SPIR-V instruction of the
+    entry point is named in a comment before its code, and --optimized gives LLVM's output."""
+    import llvmlite.binding as llvm
+    from jitcoop.runtime import jit
+    shader = str(SHADERS.parents[2] / "benchmarks" / "shaders" / "saxpy.spv")
+    assert main(["dis", "--generated", shader]) == 0
+    ir = capsys.readouterr().out
+    jit.compile_ir(ir, 0)                       # the text LLVM compiles, as printed
+    assert "; %27 = OpULessThan %16 %25" in ir and "icmp ult i32" in ir
+    assert main(["dis", "--generated", "--optimized", shader]) == 0
+    opt = capsys.readouterr().out
+    assert "; %27 = OpULessThan" not in opt and "@kernel(" in opt
+    llvm.parse_assembly(opt).verify()
+
+
+def test_build_library_fills_the_cache(tmp_path, monkeypatch, capsys):
+    """`build-library` compiles the given shaders' kernels into JITCOOP_CACHE_DIR; a later
+    kernel() of the same shader comes from there."""
+    import jitcoop
+    monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path))
+    shader = SHADERS.parents[2] / "benchmarks" / "shaders" / "saxpy.spv"
+    assert main(["build-library", str(shader), "--profiles", "generic"]) == 0
+    assert "1 kernels compiled" in capsys.readouterr().out
+    assert len(list(tmp_path.glob("k_*.o"))) == 1
+    from jitcoop.runtime import compile as C
+    C._memo.clear()                             # as a new process: nothing in memory
+    assert jitcoop.Device().load(shader).kernel().cache_hit

@@ -41,7 +41,7 @@ class CallbackGen(KernelGen):
     """One SPIR-V function of `parent`'s module as a callback (see the module docstring)."""
 
     # module-level state shared with the kernel being generated
-    SHARED = ("profile", "m", "spec", "sg", "options", "sites", "meta", "local_size", "W", "NSG",
+    SHARED = ("profile", "m", "spec", "sg", "options", "sites", "meta", "local_size", "W", "NSG", "annotate",
               "profiling", "prof", "globals", "decls", "bindings", "push_var", "shared", "inputs",
               "private_vars", "vars", "var_types", "frame_off", "callbacks", "_consts", "_const_names")
 

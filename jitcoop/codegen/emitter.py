@@ -53,6 +53,7 @@ KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, 
 
 class KernelGen(Collectives, Structured):
     callback = None           # set on a CallbackGen: the function compiled as a callback
+    annotate = False          # a comment with the SPIR-V instruction before its code (dumps)
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options=None, profile=None):
@@ -847,6 +848,12 @@ class KernelGen(Collectives, Structured):
                 for (s, off), e in zip(leaves(t), self.vals(init)):
                     self.store_leaf(s, self.addr_plus(p.addr, off), e)
 
+    def _note(self, ins: Instruction):
+        """A comment naming the SPIR-V instruction whose code follows (annotated dumps)."""
+        if self.annotate:
+            self.emit(f"; {'%' + str(ins.result) + ' = ' if ins.result is not None else ''}{ins.opname} "
+                      + " ".join(f"%{x}" if k == "IdRef" else str(x) for x, k in zip(ins.operands, ins.kinds)))
+
     def _emit_instruction(self, ins: Instruction):
         op = ins.opname
         if op == "OpExtInst":
@@ -860,8 +867,10 @@ class KernelGen(Collectives, Structured):
             rule = R.RULES[op]
         if ins.result in self.hoisted:
             with self.at("wg_tail"):
+                self._note(ins)
                 rule(self, ins)
             return
+        self._note(ins)
         rule(self, ins)
 
     # -- branching (used by the control-flow rules) --------------------------------------------------

@@ -73,6 +73,7 @@ def kernel_key(data: bytes, entry, spec: dict, profile, subgroup_size: int, opti
 
 def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, options) -> Compiled:
     """The compiled kernel: from this process's memory, the disk cache, or compiled now."""
+    entry = module.entry_point(entry).name          # None and the first entry point's name: one key
     key = kernel_key(module.data, entry, spec, profile, subgroup_size, options)
     with _memo_lock:
         got = _memo.get(key)
@@ -111,11 +112,13 @@ def _generate(module, entry, spec, profile, subgroup_size, options, key):
     return ir, meta, obj
 
 
-def generate_ir(module, entry, spec, profile, subgroup_size, options) -> tuple[str, object]:
-    """The LLVM IR of a kernel and its metadata, without compiling it (`jitcoop dis --generated`)."""
+def generate_ir(module, entry, spec, profile, subgroup_size, options, annotate=True) -> tuple[str, object]:
+    """The LLVM IR of a kernel and its metadata, without compiling it (`jitcoop dis --generated`,
+    `Kernel.source`), each SPIR-V instruction's code under a comment naming it."""
     from ..codegen.emitter import KernelGen
     from ..spirv.specialize import Specialization
     gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
+    gen.annotate = annotate
     return gen.build("kernel")
 
 

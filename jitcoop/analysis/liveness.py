@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .flatten import FlatFunction
+from ..spirv.types import Opaque, Pointer
+from .flatten import FlatFunction, used_ids
+
+ACCESS_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain")
 
 
 def liveness(ff: FlatFunction, uses_defs, stop=None) -> dict:
@@ -121,3 +124,73 @@ def plan_spills(ff: FlatFunction, uses_defs, live_in: dict, promoted, preds: dic
                 changed = True
     plan.spilled_next = nxt
     return plan
+
+
+class Items:
+    """Uses and definitions of an instruction as liveness items: SSA ids of runtime values held in
+    registers, and ("var", id) for promoted variables. `gen` gives what the items depend on: the
+    flat function, the promoted and resident variables and values, built-in inputs, hoisted
+    values, the specialization and the module."""
+
+    def __init__(self, gen):
+        self.g = gen
+        self.var_of = {}      # access chain result -> promoted variable
+        for b in gen.ff.blocks:
+            for ins in b.instrs:
+                if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
+                    base = self.var_of.get(ins.operands[0], ins.operands[0])
+                    if base in gen.promoted:
+                        self.var_of[ins.result] = base
+
+    def item(self, x):
+        g = self.g
+        if x in g.promoted or x in g.resident or x in self.var_of:
+            return None           # resident matrices are never spilled: they live in slots
+        if g.spec.is_const(x) or x in g.m.defs or x in g.var_types or x in g.hoisted:
+            return None
+        if x not in g.ff.type_of:
+            return None           # labels, functions
+        t = g.spec.type(g.ff.type_of[x])
+        if isinstance(t, Opaque):
+            return None
+        if isinstance(t, Pointer) and not self._mem_pointer(x):
+            return None
+        return x
+
+    def _mem_pointer(self, x) -> bool:
+        """Whether a pointer value is an address (not a promoted variable, built-in or matrix
+        variable, whose pointers are compile-time facts)."""
+        g = self.g
+        d = g.ff.defs.get(x)
+        seen = 0
+        while d is not None and d.opname in ACCESS_CHAINS and seen < 64:
+            x = d.operands[0]
+            d = g.ff.defs.get(x)
+            seen += 1
+        return not (x in g.promoted or x in g.resident_vars or x in g.inputs)
+
+    def phi_value(self, x):
+        i = self.item(x)
+        return [i] if i is not None else []
+
+    def __call__(self, ins):
+        uses, defs = [], []
+        g = self.g
+        op = ins.opname
+        for x in (used_ids(ins) if op != "OpPhi" else []):
+            i = self.item(x)
+            if i is not None:
+                uses.append(i)
+        if op == "OpLoad":
+            v = self.var_of.get(ins.operands[0], ins.operands[0])
+            if v in g.promoted:
+                uses.append(("var", v))
+        if op == "OpStore":
+            v = self.var_of.get(ins.operands[0], ins.operands[0])
+            if v in g.promoted:
+                if ins.operands[0] != v:
+                    uses.append(("var", v))  # a partial store keeps the rest of the variable
+                defs.append(("var", v))
+        if ins.result is not None:
+            defs.append(ins.result)
+        return uses, defs

@@ -1,0 +1,146 @@
+"""Pointers and memory in generated code: what each pointer is (an address with the object it
+points into, a promoted variable, a matrix variable in slot rows, a built-in), bounds checks, and
+loads and stores of leaves in their memory forms (small floats as their bits, bool as a 32-bit
+word).
+
+A pointer into memory is an i64 host address. One whose root the generator can see (a binding,
+the push constants, a workgroup variable, a per-lane frame) is checked against that object; any
+other (physical storage buffer pointers, pointers through OpPhi/OpSelect) against the table of
+every range the dispatch can reach (`@jc.in_ranges`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import SpirvError
+from ..spirv.types import size_of
+from .llvm import mem_ty
+from .meta import Ptr
+
+
+class Memory:
+    """Mixin of KernelGen: pointers, bounds checks, loads and stores."""
+
+    def ptr(self, pid: int, ins) -> Ptr:
+        p = self.ptrs.get(pid)
+        if p is None and pid in self.var_types:
+            p = self.ptrs[pid] = self._var_ptr(pid, ins)
+        if p is None:
+            raise SpirvError(f"%{pid} is used as a pointer but is not one the generator knows",
+                             **(ins.where() if ins is not None else {}))
+        if p.kind == "mem" and pid in self.homes:
+            return replace(p, addr=self.vals(pid)[0])
+        return p
+
+    def define_ptr(self, rid: int, p: Ptr):
+        self.ptrs[rid] = p
+        if p.kind == "mem":
+            self.define_id(rid, [p.addr])
+
+    def _var_ptr(self, v, ins) -> Ptr:
+        pt = self.var_types[v]
+        t, sc = pt.pointee, pt.storage
+        if v in self.promoted:
+            return Ptr("var", t, sc, var=v)
+        if v in self.resident_vars:
+            return Ptr("res", t, sc, var=v)
+        if v in self.bindings:
+            b = self.bindings[v]
+            return Ptr("mem", t, sc, addr=f"%bp{b.index}", root=(f"%bp{b.index}", f"%bn{b.index}"),
+                       static_off=0, root_min=b.min_size,
+                       root_name=f"binding (set {b.set}, binding {b.binding}) '{b.name}'")
+        if v == self.push_var:
+            return Ptr("mem", t, sc, addr="%pushp", root=("%pushp", "%pushn"), static_off=0,
+                       root_min=self.meta.push_size, root_name="the push constants")
+        if v in self.shared:
+            name = f"%sh{v}"
+            self.entry_defs.append(f"{name} = add i64 %shp, {self.shared[v]}")
+            return Ptr("mem", t, sc, addr=name, root=(name, size_of(t)), static_off=0, root_min=size_of(t),
+                       root_name=f"workgroup variable '{self.m.name_of(v)}'")
+        if v in self.inputs:
+            return Ptr("builtin", t, sc, var=v)
+        if v in self.frame_off:
+            return Ptr("mem", t, sc, addr=self.frame_addr(v), root=(self.frame_addr(v), size_of(t)),
+                       static_off=0, root_min=size_of(t), root_name=f"variable '{self.m.name_of(v)}'")
+        raise SpirvError(f"variable %{v} cannot be addressed", **(ins.where() if ins is not None else {}))
+
+    def frame_addr(self, v) -> str:
+        """The address of a variable in the current lane's private frame (made per lane)."""
+        name = f"%fv{v}"
+        if name not in self._frame_names:
+            self._frame_names.add(name)
+            self.lane_defs.append(f"{name} = add i64 %lanefr, {self.frame_off[v]}")
+        return name
+
+    def check_range(self, ins, p: Ptr, addr: str, nbytes: int):
+        """The bounds check of an access of nbytes at addr."""
+        if self.options.unchecked:
+            return
+        if p.static_off is not None and p.root_min is not None and p.static_off + nbytes <= p.root_min:
+            return          # constant offset inside what the dispatch guarantees: always in bounds
+        if p.root is not None:
+            base, size = p.root
+            lo = self.op(f"icmp ult i64 {addr}, {base}")
+            hi = self.op(f"icmp ugt i64 {addr}, {self._last_start(base, size, nbytes)}")
+            bad = self.op(f"or i1 {lo}, {hi}")
+            off = self.op(f"sub i64 {addr}, {base}")
+            self.fail_if(bad, ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
+                                   f"{p.root_name or 'its object'}, which has {{e}} bytes",
+                         details=(off, str(size)))
+        else:
+            ok = self.op(f"call i1 {self.helper('in_ranges')}(ptr %ranges, i64 %nranges, i64 {addr}, i64 {nbytes})")
+            bad = self.op(f"xor i1 {ok}, true")
+            self.fail_if(bad, ins, "access through a pointer that is outside every buffer (address {d:#x})",
+                         details=(addr,))
+
+    def _last_start(self, base: str, size, nbytes: int) -> str:
+        """The last address where nbytes fit in the object at base (a constant-size object gives
+        base + constant, which lets LLVM prove a bounded index in range)."""
+        if isinstance(size, int):
+            return self.op(f"add i64 {base}, {size - nbytes}")
+        key = (base, nbytes)
+        name = self._last_starts.get(key)
+        if name is None:
+            name = self._last_starts[key] = f"{base}.last{nbytes}"
+            self.entry_defs.append(f"{name}.0 = add i64 {base}, {size}")
+            self.entry_defs.append(f"{name} = sub i64 {name}.0, {nbytes}")
+        return name
+
+    def addr_plus(self, addr: str, off: int) -> str:
+        return addr if not off else self.op(f"add i64 {addr}, {off}")
+
+    def load_leaf(self, s, addr: str, raw: bool = False) -> str:
+        """A leaf's value from memory at addr (raw: its memory bits, for a bit move)."""
+        mt = mem_ty(s)
+        p = self.op(f"inttoptr i64 {addr} to ptr")
+        m = self.op(f"load {mt}, ptr {p}, align 1")
+        return m if raw else self.from_mem(m, s)
+
+    def store_leaf(self, s, addr: str, v: str, raw: bool = False):
+        mt = mem_ty(s)
+        p = self.op(f"inttoptr i64 {addr} to ptr")
+        self.emit(f"store {mt} {v if raw else self.to_mem(v, s)}, ptr {p}, align 1")
+
+    def from_mem(self, m: str, s) -> str:
+        """A register value of scalar s from its memory form."""
+        if s.kind == "bool":
+            return self.op(f"icmp ne i32 {m}, 0")
+        if s.kind == "float" and s.width < 32:
+            if s.encoding == "bf16":
+                return self.op(f"call float {self.helper('bf16_to_f32')}(i16 {m})")
+            if s.width == 16:
+                return self.op(f"call float {self.helper('f16_to_f32')}(i16 {m})")
+            return self.lib_scalar(f"jitcoop.kernels.formats:{s.encoding}_to_f32", [("u8", m)], "float")
+        return m
+
+    def to_mem(self, v: str, s) -> str:
+        if s.kind == "bool":
+            return self.op(f"zext i1 {v} to i32")
+        if s.kind == "float" and s.width < 32:
+            if s.encoding == "bf16":
+                return self.op(f"call i16 {self.helper('f32_to_bf16')}(float {v})")
+            if s.width == 16:
+                return self.op(f"call i16 {self.helper('f32_to_f16')}(float {v})")
+            return self.lib_scalar(f"jitcoop.kernels.formats:f32_to_{s.encoding}", [("f32", v), ("b", "false")],
+                                   "i8")
+        return v

@@ -32,7 +32,7 @@ from ..spirv.module import Module
 from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
 from ..spirv.types import (CoopMat, Opaque, Pointer, Scalar, TensorLayout, TensorView, Type, Vector,
-                           describe, leaves, n_leaves)
+                           describe, leaves)
 from . import rules as R
 from .builtins import Builtins
 from .collectives import Collectives

@@ -6,7 +6,10 @@ runs `count` transformed variants (spread over the selected shaders' recipes), c
 variant's outputs with its original's bit for bit, prints every failure as it comes and a
 summary at the end, and keeps each failing variant (`.spv` and a `.txt` saying how it was made
 and what differed) under --save. A variant is reproducible from its shader and seed:
-`--shaders PATH --seeds N`.
+`--shaders PATH --seeds N`. Statuses: SAME, SKIPPED (the tools refused the module, with their
+message), COMPILE / RUN (load or kernel(), or dispatch, raised), DIFFERS (an output's bytes),
+ORIGINAL (the untransformed shader itself fails: no variants of it ran), TRANSFORM-BUG (an own
+transformation broke validity: a bug in tests/metamorphic).
 """
 from __future__ import annotations
 
@@ -47,8 +50,8 @@ def _run_shader(shader: str, seeds: list[int], save: str) -> list[tuple]:
     spirv = tools.find()
     try:
         bench = harness.Bench(RECIPES[shader])
-    except Exception as e:      # noqa: BLE001 - a broken recipe is reported, not a variant failure
-        return [(shader, None, "recipe", harness._one_line(e), [], 0.0)]
+    except Exception as e:      # noqa: BLE001 - the original itself fails: reported, no variants
+        return [(shader, None, "original", harness._one_line(e), [], 0.0)]
     original = RECIPES[shader].path.read_bytes()
     rows = []
     for seed in seeds:
@@ -111,7 +114,7 @@ def main(argv=None) -> int:
                 print(f"{status.upper():>13} {shader} seed {seed}: {detail}", flush=True)
                 for s in steps:
                     print(f"{'':>15}{s}")
-        done = sum(1 for r in rows if r[2] != "recipe")
+        done = sum(1 for r in rows if r[2] != "original")
         print(f"  [{done}/{total}] {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
     tasks = [(s, seeds[k:k + (args.per_task or len(seeds))]) for s, seeds in plan.items()
@@ -136,12 +139,12 @@ def main(argv=None) -> int:
 
     counts = collections.Counter(r[2] for r in rows)
     skipped = collections.Counter(r[3][:100] for r in rows if r[2] == "skipped")
-    ran = sum(n for st, n in counts.items() if st not in ("skipped", "recipe", "transform-bug"))
+    ran = sum(n for st, n in counts.items() if st not in ("skipped", "original", "transform-bug"))
     print(f"\n{ran} variants ran in {time.perf_counter() - t0:.0f} s: "
           + ", ".join(f"{n} {st}" for st, n in counts.most_common()))
     for why, n in skipped.most_common():
         print(f"  skipped {n}: {why}")
-    failures = [r for r in rows if r[2] in harness.FAILURES + ("recipe", "transform-bug")]
+    failures = [r for r in rows if r[2] in harness.FAILURES + ("original", "transform-bug")]
     if failures and args.save:
         print(f"failing variants kept in {args.save}")
     return 1 if failures else 0

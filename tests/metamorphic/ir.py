@@ -362,11 +362,9 @@ class Module:
                         out[i.result] = i
         return out
 
-    def _find_global(self, opname, words_after_op=None, type_id=None):
+    def _find_global(self, opname, type_id=None):
         for g in self.globals:
-            if g.opname != opname or (type_id is not None and g.type_id != type_id):
-                continue
-            if words_after_op is None or g.words[2:] == list(words_after_op):
+            if g.opname == opname and (type_id is None or g.type_id == type_id):
                 return g
         return None
 
@@ -394,15 +392,14 @@ class Module:
 
     def add_decoration(self, ins: Inst):
         """Insert an annotation where the logical layout wants it: after the other annotations,
-        before the first type or constant."""
-        at = None
-        for j, g in enumerate(self.globals):
-            if g.opname in self._ANNOTATIONS:
-                at = j + 1
-            elif at is None and g.opname.startswith(("OpType", "OpConstant", "OpSpecConstant", "OpVariable")):
-                at = j
-                break
-        self.globals.insert(len(self.globals) if at is None else at, ins)
+        or, in a module without any, before the first type, constant or variable."""
+        annotations = [j for j, g in enumerate(self.globals) if g.opname in self._ANNOTATIONS]
+        if annotations:
+            at = annotations[-1] + 1
+        else:
+            at = next((j for j, g in enumerate(self.globals) if g.opname.startswith(
+                ("OpType", "OpConstant", "OpSpecConstant", "OpVariable"))), len(self.globals))
+        self.globals.insert(at, ins)
 
     def unused_spec_id(self) -> int:
         """A SpecId no constant of the module has (dispatches leave it at its default)."""
@@ -415,10 +412,6 @@ class Module:
             if g.result == type_id:
                 return g
         return None
-
-    def is_pointer_type(self, type_id) -> bool:
-        t = self.type_inst(type_id)
-        return t is not None and t.opname in ("OpTypePointer", "OpTypeUntypedPointerKHR")
 
     # -- output -----------------------------------------------------------------------------------
     def emit(self) -> bytes:

@@ -6,9 +6,10 @@ Two families:
 - `spirv-opt` pass sequences drawn from its control-flow and SSA passes (`OPT_PASSES`), run by
   `tools.SpirvTools.optimize`;
 - transformations of our own (`OWN`), written on `ir.Module`, for shapes optimizers emit but
-  glslang's output rarely has: split blocks, dead branches (on a constant or on a condition
-  that is always false at run time) with dead arms that branch on, return or are unreachable,
-  blocks no branch reaches, values routed through OpCopyObject and extra OpPhi, forwarding
+  glslang's output rarely has: split blocks, dead branches (on a false constant, on a
+  specialization constant no dispatch sets, or on a condition false at run time) whose dead arms
+  branch on, return or are unreachable, some holding a short-circuit boolean phi; blocks no
+  branch reaches, values routed through OpCopyObject and extra OpPhi, forwarding
   blocks on edges, swapped branch arms, reordered blocks, and conditions turned into
   short-circuit chains of boolean phis (`%a = OpPhi %bool ...` feeding `%b = OpPhi %bool ... %a`,
   the shape of the production flash-attention shader that failed to compile).
@@ -112,7 +113,7 @@ def _exits(fn: Function) -> set[int]:
     return out
 
 
-def _value_defs(m: Module, fn: Function) -> dict[int, tuple[Block | None, int]]:
+def _value_defs(fn: Function) -> dict[int, tuple[Block | None, int]]:
     """Values defined in the function: result id -> (block, index), (None, -1) for parameters."""
     out = {p.result: (None, -1) for p in fn.head[1:]}
     for b in fn.blocks:
@@ -288,7 +289,7 @@ def phi_route(m: Module, rng: random.Random):
     facts = {}
     for fn, b in _bodies(m, rng, loop_headers=True):
         if fn.id not in facts:
-            facts[fn.id] = (fn.dominators(), _value_defs(m, fn), fn.loop_headers())
+            facts[fn.id] = (fn.dominators(), _value_defs(fn), fn.loop_headers())
         doms, defs, heads = facts[fn.id]
         lo = b.phi_end()
         for j, ins in enumerate(b.body[lo:], lo):
@@ -414,7 +415,7 @@ def bool_chain(m: Module, rng: random.Random):
     bool_t = m.bool_type()
     for fn, b in _bodies(m, rng):
         lo = _start(fn, b)
-        defs = _value_defs(m, fn)
+        defs = _value_defs(fn)
         doms = fn.dominators()
         # (boolean, first index it may be recomputed at, index of its first use at or after lo)
         cands = []

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import functools
+import math
+import numbers
+import operator
 import os
 import time
 from dataclasses import dataclass, field
@@ -70,6 +73,8 @@ class Device:
 
     def buffer(self, arr) -> Buffer:
         """Place a numpy array in this device's address space; `.address` is its device address."""
+        if np.asarray(arr).dtype.hasobject:
+            raise BindingError("an array of Python objects has no bytes a shader can use")
         b = Buffer(self, arr)
         self.memory.add(b)
         return b
@@ -105,6 +110,10 @@ class Module:
         """Specialize and compile an entry point (cached on disk). `spec` keys are SpecIds or the
         spec constants' names (local_size_x/y/z name those that size the workgroup)."""
         from .signature import spec_ids
+        if entry is not None and not isinstance(entry, str):
+            raise BindingError(f"the entry point is named by a str, not {type(entry).__name__}")
+        if spec is not None and not isinstance(spec, dict):
+            raise BindingError(f"spec constants are a dict {{SpecId or name: value}}, not {type(spec).__name__}")
         return Kernel(self, entry, spec_ids(self.spirv, spec or {}), options)
 
     def info(self) -> dict:
@@ -188,6 +197,7 @@ class Kernel:
             return self._profiled.dispatch(grid, bindings, push, threads=threads, timeout=timeout)
         from .runtime import dispatch as run
         grid = _grid(grid)
+        _check_run_options(threads, timeout)
         nwg = grid[0] * grid[1] * grid[2]
         meta = self.meta
         bind, keep, writebacks, snapshots = self._bind(bindings or {})
@@ -228,10 +238,12 @@ class Kernel:
 
     def _bind(self, bindings):
         meta = self.meta
+        if not isinstance(bindings, dict):
+            raise BindingError(f"bindings are a dict {{binding: array}}, not {type(bindings).__name__}")
         norm = {}
         for k, v in bindings.items():
-            key = (0, k) if isinstance(k, int) else tuple(k)
-            if len(key) != 2:
+            key = (0, k) if isinstance(k, int) else tuple(k) if isinstance(k, tuple) else None
+            if key is None or len(key) != 2 or not all(isinstance(x, int) for x in key):
                 raise BindingError(f"binding key {k!r}: use an int (set 0) or a (set, binding) tuple")
             norm[key] = v
         used = {(b.set, b.binding) for b in meta.bindings}
@@ -266,10 +278,15 @@ class Kernel:
             if not isinstance(arr, np.ndarray):
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}): expected a numpy array or "
                                    f"Buffer, got {type(value).__name__}")
-            if arr.flags.c_contiguous and (arr.flags.writeable or not writable):
+            if arr.dtype.hasobject:
+                raise BindingError(f"binding (set {b.set}, binding {b.binding}): an array of Python objects "
+                                   "has no bytes a shader can use")
+            if arr.flags.c_contiguous and (arr.flags.writeable or not writable) \
+                    and arr.ctypes.data % _ALIGNMENT == 0:
                 view = byte_view(arr)
             else:
-                # Work on a contiguous copy and write it back after a successful run.
+                # Work on a contiguous, aligned copy (a Vulkan buffer is aligned; atomics need it)
+                # and write it back after a successful run.
                 view = byte_view(np.ascontiguousarray(arr).copy())
                 if writable and arr.flags.writeable:
                     writebacks.append((arr, view.view(arr.dtype).reshape(arr.shape)))
@@ -285,8 +302,15 @@ class Kernel:
             if need:
                 raise BindingError(f"the shader has {need} bytes of push constants; pass push=")
             return np.zeros(16, np.uint8)
-        data = np.frombuffer(bytes(push), np.uint8) if isinstance(push, (bytes, bytearray, memoryview)) \
-            else np.ascontiguousarray(push).reshape(-1).view(np.uint8)
+        if isinstance(push, (bytes, bytearray, memoryview)):
+            data = np.frombuffer(bytes(push), np.uint8)
+        elif isinstance(push, (np.ndarray, np.generic)):
+            if np.asarray(push).dtype.hasobject:
+                raise BindingError("push constants: an array of Python objects has no bytes a shader can use")
+            data = np.ascontiguousarray(push).reshape(-1).view(np.uint8)
+        else:
+            raise BindingError(f"push constants are bytes, a numpy array or a dict of member values, not "
+                               f"{type(push).__name__}")
         if data.nbytes < need:
             raise BindingError(f"push constants are {data.nbytes} bytes; the shader's block needs {need}")
         return data.copy()
@@ -306,16 +330,39 @@ class Kernel:
                               workgroup=wgid, lane=lane)
 
 
+# Alignment of the arrays bound in place: others are copied (the address of a Vulkan buffer's
+# binding is aligned to minStorageBufferOffsetAlignment; x86 atomics must not straddle a line).
+_ALIGNMENT = 16
+# maxComputeWorkGroupCount, as jitcoop's Vulkan driver reports it.
+MAX_GRID = (0x7FFFFFFF, 65535, 65535)
+
+
 def _grid(grid):
-    if isinstance(grid, int):
+    if isinstance(grid, numbers.Integral):
         grid = (grid,)
-    g = tuple(int(x) for x in grid)
+    try:
+        g = tuple(operator.index(x) for x in grid)
+    except TypeError:
+        raise BindingError(f"grid must be 1 to 3 integers (workgroup counts), got {grid!r}") from None
     if not 1 <= len(g) <= 3:
         raise BindingError(f"grid must have 1 to 3 dimensions, got {grid!r}")
     g = g + (1,) * (3 - len(g))
     if any(x < 0 for x in g):
         raise BindingError(f"grid sizes must not be negative: {grid!r}")
+    for axis, x, most in zip("xyz", g, MAX_GRID):
+        if x > most:
+            raise BindingError(f"grid {g}: {axis} = {x} is more workgroups than a device dispatches "
+                               f"(maxComputeWorkGroupCount is {MAX_GRID})")
     return g
+
+
+def _check_run_options(threads, timeout):
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
+                                or threads < 0):
+        raise BindingError(f"threads={threads!r}: give a number of worker threads (0 or None: one per core)")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
+                                or math.isnan(timeout) or timeout <= 0):
+        raise BindingError(f"timeout={timeout!r}: give a positive number of seconds (None: no limit)")
 
 
 def _threads(threads, nwg):

@@ -2,6 +2,8 @@
 changes the compiled code of a kernel (`Module.kernel(entry, spec, **options)`)."""
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 from .errors import BindingError
@@ -42,8 +44,15 @@ class KernelOptions:
         if o.decode_vector not in DECODE_VECTOR_MODES:
             raise BindingError(f"decode_vector={o.decode_vector!r}: choose one of "
                                f"{', '.join(DECODE_VECTOR_MODES)}")
-        if not 0 <= int(o.opt_level) <= 3:
+        if isinstance(o.opt_level, bool) or not isinstance(o.opt_level, numbers.Integral) \
+                or not 0 <= o.opt_level <= 3:
             raise BindingError(f"opt_level={o.opt_level!r}: choose 0 to 3")
+        t = o.compile_timeout
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
+            raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
+        for name in ("profile", "unchecked"):
+            if not isinstance(getattr(o, name), bool):
+                raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
         return o
 
     def replace(self, **changes) -> "KernelOptions":

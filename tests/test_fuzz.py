@@ -5,13 +5,17 @@ errors, naming the instruction, with the user's arrays as they were.
   escaped as an internal error, a crash or a hang, run through load -> kernel -> dispatch in a
   worker process; each must now end the way its .json says (a SpirvError naming the instruction,
   a BindingError...).
+- Dispatch fuzzing: bindings missing, too small, misaligned, of the wrong type, huge grids, bad
+  push constants, against real shaders.
 - Ctrl-C during a long dispatch.
 - Slow: a few hundred fresh mutants of the test shaders (`python3 -m tests.fuzz` runs campaigns).
 """
 from __future__ import annotations
 
+import collections
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -100,6 +104,137 @@ def test_corpus(worker, entry):
     assert re.search(entry.info["match"], r.get("message") or ""), r["message"]
     if r["outcome"] in ("spirv_load", "spirv_kernel", "execution"):
         assert r["located"], f"the error names no instruction: {r['message']}"
+
+
+# -- dispatch arguments ---------------------------------------------------------------------------
+
+SAXPY = Path(__file__).parent / "shaders" / "core" / "saxpy.spv"      # y = a * x + y, 256 per group
+N = 500
+PUSH = struct.pack("<fI", 1.5, N)
+
+
+@pytest.fixture(scope="module")
+def saxpy():
+    return jitcoop.Device().load(SAXPY).kernel()
+
+
+def _xy():
+    rng = np.random.default_rng(5)
+    return rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+
+
+BAD_DISPATCHES = [
+    # (what, call(kernel, x, y), error class, message)
+    ("missing binding", lambda k, x, y: k.dispatch(2, {0: x}, push=PUSH), jitcoop.BindingError, "has no buffer"),
+    ("unused binding", lambda k, x, y: k.dispatch(2, {0: x, 1: y, (1, 0): y}, push=PUSH),
+     jitcoop.BindingError, r"\(set 1, binding 0\) is not used"),
+    ("too small", lambda k, x, y: k.dispatch(2, {0: x, 1: y[:100]}, push=PUSH), jitcoop.ExecutionError,
+     r"out-of-bounds access: 4 bytes at byte offset 400 of binding \(set 0, binding 1\)"),
+    ("empty", lambda k, x, y: k.dispatch(2, {0: x[:0], 1: y}, push=PUSH), jitcoop.ExecutionError,
+     r"out-of-bounds access: 4 bytes at byte offset 0 of binding \(set 0, binding 0\)"),
+    ("list", lambda k, x, y: k.dispatch(2, {0: x, 1: list(y)}, push=PUSH), jitcoop.BindingError,
+     "expected a numpy array or Buffer, got list"),
+    ("objects", lambda k, x, y: k.dispatch(2, {0: x, 1: y.astype(object)}, push=PUSH), jitcoop.BindingError,
+     "array of Python objects"),
+    ("wrong dtype by name", lambda k, x, y: k(2, x=x, y=y.astype(np.float64), push=PUSH), jitcoop.BindingError,
+     "float32"),
+    ("bindings not a dict", lambda k, x, y: k.dispatch(2, [x, y], push=PUSH), jitcoop.BindingError,
+     "bindings are a dict"),
+    ("binding key", lambda k, x, y: k.dispatch(2, {0: x, 1.0: y}, push=PUSH), jitcoop.BindingError,
+     "binding key 1.0"),
+    ("no push", lambda k, x, y: k.dispatch(2, {0: x, 1: y}), jitcoop.BindingError, "8 bytes of push constants"),
+    ("short push", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=PUSH[:5]), jitcoop.BindingError,
+     "push constants are 5 bytes"),
+    ("push str", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push="push"), jitcoop.BindingError,
+     "push constants are bytes, a numpy array or a dict"),
+    ("push list", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=[1.5, 500]), jitcoop.BindingError,
+     "not list"),
+    ("push member", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push={"a": 1.5, "m": 3}), jitcoop.BindingError,
+     "unknown member"),
+    ("negative grid", lambda k, x, y: k.dispatch((2, -1), {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "must not be negative"),
+    ("float grid", lambda k, x, y: k.dispatch(2.5, {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "1 to 3 integers"),
+    ("4-d grid", lambda k, x, y: k.dispatch((1, 1, 1, 1), {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "1 to 3 dimensions"),
+    ("huge grid", lambda k, x, y: k.dispatch(2**31, {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "maxComputeWorkGroupCount"),
+    ("huge grid y", lambda k, x, y: k.dispatch((1, 65536), {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "maxComputeWorkGroupCount"),
+    ("grid past int64", lambda k, x, y: k.dispatch(2**70, {0: x, 1: y}, push=PUSH), jitcoop.BindingError,
+     "maxComputeWorkGroupCount"),
+    ("threads", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=PUSH, threads=-2), jitcoop.BindingError,
+     "threads=-2"),
+    ("threads str", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=PUSH, threads="2"), jitcoop.BindingError,
+     "threads='2'"),
+    ("timeout", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=PUSH, timeout=0), jitcoop.BindingError,
+     "timeout=0"),
+    ("timeout nan", lambda k, x, y: k.dispatch(2, {0: x, 1: y}, push=PUSH, timeout=float("nan")),
+     jitcoop.BindingError, "timeout=nan"),
+]
+
+
+@pytest.mark.parametrize("what, call, error, message", BAD_DISPATCHES, ids=[b[0] for b in BAD_DISPATCHES])
+def test_bad_dispatch(saxpy, what, call, error, message):
+    x, y = _xy()
+    x0, y0 = x.copy(), y.copy()
+    with pytest.raises(error, match=message):
+        call(saxpy, x, y)
+    assert np.array_equal(x, x0) and np.array_equal(y, y0)
+
+
+def _unaligned(a, offset):
+    raw = np.zeros(a.nbytes + 16, np.uint8)
+    v = np.ndarray(a.shape, a.dtype, buffer=raw, offset=offset)
+    v[...] = a
+    return v
+
+
+@pytest.mark.parametrize("layout", ["unaligned", "strided", "read-only x"])
+def test_arrays_of_any_layout_give_numpys_result(saxpy, layout):
+    x, y = _xy()
+    want = (np.float32(1.5) * x + y).astype(np.float32)     # one rounding each, as the shader
+    if layout == "unaligned":
+        x, y = _unaligned(x, 1), _unaligned(y, 3)
+    elif layout == "strided":
+        x, y = np.repeat(x, 2)[::2], np.repeat(y, 2)[::2]
+    else:
+        x.flags.writeable = False
+    saxpy.dispatch(2, {0: x, 1: y}, push=PUSH)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"spec": {0: "x"}}, "takes a number"), ({"spec": {0: 2**40}}, "out of its range"),
+    ({"spec": [1]}, "spec constants are a dict"), ({"entry": 5}, "entry point is named by a str"),
+    ({"compile_timeout": -1}, "compile_timeout=-1"), ({"opt_level": "3"}, "opt_level='3'"),
+    ({"unchecked": 1}, "unchecked=1"), ({"no_such_option": 1}, "unknown kernel option")])
+def test_bad_kernel_arguments(kwargs, message):
+    mod = jitcoop.Device().load(Path(__file__).parent / "shaders" / "core" / "spec.spv")
+    with pytest.raises(jitcoop.BindingError, match=message):
+        mod.kernel(**kwargs)
+
+
+def test_buffer_of_objects_is_refused():
+    with pytest.raises(jitcoop.BindingError, match="Python objects"):
+        jitcoop.Device().buffer(np.array([object()] * 4))
+
+
+# Shaders whose recipes the random spoilings start from: plain buffers and push constants,
+# physical pointers into device buffers, atomics, workgroup memory, subgroup scans.
+DISPATCH_RECIPES = ["tests/shaders/core/saxpy.spv", "tests/shaders/core/memory.spv", "tests/shaders/core/atomics.spv",
+                    "tests/shaders/core/scan256.spv", "tests/shaders/linked_list.spv"]
+
+
+def test_random_dispatch_spoilings(worker):
+    """60 random spoilings of real dispatches (tests/fuzz/dispatch.py): every one ends with a
+    BindingError, an ExecutionError or a run, with the arrays untouched after a failure."""
+    seen = collections.Counter()
+    for i in range(60):
+        r = worker.run({"kind": "dispatch", "recipe": DISPATCH_RECIPES[i % len(DISPATCH_RECIPES)], "seed": i})
+        assert r["outcome"] in ("binding", "execution", "success"), (i, r)
+        seen[r["outcome"]] += 1
+    assert seen["binding"] > 10 and seen["success"] > 5, seen
 
 
 # -- Ctrl-C ---------------------------------------------------------------------------------------

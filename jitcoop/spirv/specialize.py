@@ -7,6 +7,7 @@ folded here with the same wrapping rules as the generated code.
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 
 import numpy as np
@@ -289,13 +290,23 @@ class Specialization:
             if t.kind == "int":
                 return wrap_int(bits, t)
             return float_from_bits(bits, t)
+        name = self.m.name_of(ins.result)
+        if not isinstance(v, (numbers.Real, np.bool_)):
+            raise BindingError(f"spec constant {name} takes a number, a bool or its raw bytes; got "
+                               f"{type(v).__name__}")
         if t.kind == "bool":
             return bool(v)
         if t.kind == "int":
-            if isinstance(v, float) and not v.is_integer():
-                raise BindingError(f"spec constant {self.m.name_of(ins.result)} is an integer; got {v}")
+            if isinstance(v, (float, np.floating)) and not float(v).is_integer():
+                raise BindingError(f"spec constant {name} is an integer; got {v}")
+            # either reading of the bits is accepted: -1 for a u32 is all ones
+            if not -(1 << (t.width - 1)) <= int(v) < (1 << t.width):
+                raise BindingError(f"spec constant {name} is a {t}; {v} is out of its range")
             return wrap_int(int(v), t)
-        return round_float(float(v), t)
+        try:
+            return round_float(float(v), t)
+        except OverflowError:
+            raise BindingError(f"spec constant {name} is a {t}; {v} is out of its range") from None
 
     def _fold(self, ins, t) -> list:
         o = ins.operands

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import NUMERICS
+from .options import NUMERICS, KernelOptions
 from .errors import JitcoopError
 
 SPIRV_MAGIC = 0x07230203
@@ -45,6 +45,16 @@ def _grid(s: str) -> tuple:
     if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
         raise argparse.ArgumentTypeError(f"expected 1 to 3 non-negative integers, not {s!r}")
     return g + (1,) * (3 - len(g))
+
+
+def _seconds(s: str) -> float:
+    try:
+        t = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {s!r}") from None
+    if not 0 <= t < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), not {s!r}")
+    return t
 
 
 def _buffer(s: str):
@@ -206,7 +216,8 @@ def cmd_run(a) -> int:
     push = read_push(a)
     if a.profiles:
         return _run_compare(a, spirv, arrays, push, spec)
-    k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec, numerics=a.numerics)
+    k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec, numerics=a.numerics,
+                                                        compile_timeout=a.compile_timeout)
     report = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
     writable = {(b.set, b.binding) for b in k.meta.bindings if b.writable}
     if out_dir is not None:
@@ -236,7 +247,8 @@ def _run_compare(a, spirv, arrays, push, spec) -> int:
     names = [x.strip() for x in a.profiles.split(",") if x.strip()]
     if len(names) < 2:
         raise CliError("--profiles needs at least two profile names, e.g. generic,nvidia,shuffled")
-    out = compare_profiles(spirv.data, names, a.grid, arrays, push=push, spec=spec, entry=a.entry)
+    out = compare_profiles(spirv.data, names, a.grid, arrays, push=push, spec=spec, entry=a.entry,
+                           compile_timeout=a.compile_timeout)
     if not out["differences"]:
         print(f"same results under {', '.join(names)}: the shader does not depend on the lane layout")
         return 0
@@ -267,7 +279,7 @@ def cmd_profile(a) -> int:
     for shader, spirv in zip(shaders, modules):
         arrays = {key: read_buffer(path) for key, path in a.buffer or []}   # fresh copies per run
         k = jitcoop.Module(dev, spirv, str(shader)).kernel(a.entry, spec=spec, decode_vector=a.decode_vector,
-                                                            numerics=a.numerics)
+                                                            numerics=a.numerics, compile_timeout=a.compile_timeout)
         reports.append(k.dispatch(a.grid, arrays, push=push, threads=a.threads, profile=True).profile)
     if a.json:
         out = {str(s): r.to_dict() for s, r in zip(shaders, reports)}
@@ -435,6 +447,9 @@ def _dispatch_args(r):
                    help="push constants packed from typed values, e.g. f32:1.5,u32:7 "
                         f"(types: {', '.join(PUSH_FORMATS)})")
     r.add_argument("--entry", default=None, help="entry point name (default: the first GLCompute one)")
+    r.add_argument("--compile-timeout", type=_seconds, default=KernelOptions.compile_timeout, metavar="SECONDS",
+                   help="stop a compile that takes longer with an error (default: "
+                        f"{KernelOptions.compile_timeout:g}; 0: no limit)")
 
 
 def build_parser() -> argparse.ArgumentParser:

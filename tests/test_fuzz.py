@@ -269,3 +269,23 @@ def test_ctrl_c_stops_a_spinning_dispatch(tmp_path):
         p.kill()
     assert p.returncode == 0, out
     assert "interrupted: dispatch interrupted; the buffers were restored | flag untouched: True" in out
+
+
+# -- the compile time limit from the command line -------------------------------------------------
+
+@pytest.mark.parametrize("command", ["run", "profile"])
+def test_cli_compile_timeout(command, tmp_path, monkeypatch, capsys):
+    """--compile-timeout reaches kernel(): a compile past it is one error line, status 2. (A cold
+    cache and a workgroup size no other test uses make sure there is a compile to stop.)"""
+    from jitcoop.cli import main
+    from jitcoop.examples import path
+    monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path / "cache"))
+    np.save(tmp_path / "x.npy", np.ones(N, np.float32))
+    np.save(tmp_path / "y.npy", np.ones(N, np.float32))
+    rc = main([command, str(path("saxpy")), "--grid", "2", "--spec", "0=96", "--buffer", f"0={tmp_path / 'x.npy'}",
+               "--buffer", f"1={tmp_path / 'y.npy'}", "--push-values", "f32:1.5,u32:500",
+               "--compile-timeout", "0.001"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.startswith("jitcoop: error: compiling entry point 'main' took longer than its limit of 0.001 s")
+    assert err.count("\n") == 1

@@ -258,3 +258,17 @@ def test_default_options(t, kind, profile, module):
     k = kernel(t, kind, profile, module, {"compile_timeout": 0})
     for p in problems(t):
         run_and_check(k, t, kind, p)
+
+
+@pytest.mark.parametrize("spec,message", [
+    # at 256 invocations the H100's flexible dimensions go in steps of 32 in M and N
+    # (tests/oracle: props-h100.txt): BN / 4 = 16 of a 64-wide tile is not offered
+    ({"BM": 64, "BN": 64, "enable_smaller_matrices": True},
+     "OpTypeCooperativeMatrixKHR at byte 5156: the nvidia profile has no 64 x 16 f32 accumulator matrix"),
+    ({"BM": 48}, "OpTypeCooperativeMatrixKHR at byte 3912: the nvidia profile has no 48 x 32 f16 A matrix"),
+    ({"BLOCK_SIZE": 512}, "workgroup-scope matrices need at most 256 invocations on nvidia; this workgroup has 512"),
+])
+def test_tiles_the_h100_does_not_offer_are_refused(spec, message):
+    mod = jitcoop.Device("nvidia").load(SH / MODULE)
+    with pytest.raises(jitcoop.SpirvError, match=message):
+        mod.kernel(spec={**TILE["m"].spec(Q4_0), **spec}, **UNOPTIMIZED)

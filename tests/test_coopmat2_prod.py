@@ -143,7 +143,7 @@ def problems(t: Tile):
         # eight tokens, and BN / 4 + 8, in a B padded to a whole tile: the fast path (with
         # enable_smaller_matrices, its BN / 4 and BN / 2 wide matrices)
         Problem("tg_n8_padded", 2 * t.bm, 8, 8 * t.bk, padded_n=t.bn),
-        Problem("n_padded", 2 * t.bm, t.bn // 4 + 8, 4 * t.bk, padded_n=t.bn),
+        Problem("n_bn4_plus_8_padded", 2 * t.bm, t.bn // 4 + 8, 4 * t.bk, padded_n=t.bn),
         # three K ranges of 2 BK, the last one short
         Problem("split_k", t.bm + 1, 3, 5 * t.bk + 32, k_split=2 * t.bk),
     ]
@@ -151,11 +151,18 @@ def problems(t: Tile):
 
 def layout(p: Problem):
     """Strides (values): rows of A, B, D; matrices of A, B, D. Matrices start 16-byte aligned."""
-    up = lambda x, q: -(-x // q) * q   # noqa: E731
     sa = p.k + (64 if p.pad else 0)
     sb = p.k + (8 if p.pad else 0)
     sd = p.m + (4 if p.pad else 0)
-    return sa, sb, sd, up(p.m * sa, 256), up(p.rows_b * sb, 8), up(p.n * sd + (8 if p.pad else 0), 4)
+    return sa, sb, sd, round_up(p.m * sa, 256), round_up(p.rows_b * sb, 8), round_up(p.n * sd + (8 if p.pad else 0), 4)
+
+
+def ceil_div(x, q):
+    return -(-x // q)
+
+
+def round_up(x, q):
+    return ceil_div(x, q) * q
 
 
 def inputs(p: Problem, kind, seed=0):
@@ -172,11 +179,11 @@ def inputs(p: Problem, kind, seed=0):
     bv = b.reshape(p.ne12, bsb)[:, :p.rows_b * sb].reshape(p.ne12, p.rows_b, sb)
     b_used = rng.standard_normal((p.ne12, p.n, p.k)).astype(np.float16)
     bv[:, :p.n, :p.k] = b_used
-    parts = -(-p.k // p.k_split) if p.k_split else 1
+    parts = ceil_div(p.k, p.k_split) if p.k_split else 1
     push = struct.pack("<15I", p.m, p.n, p.k, sa, sb, sd, bsa, bsb, bsd, p.k_split or p.k, p.ne02, p.ne12,
                        p.ne12 // p.ne02, 1, p.rows_b)
-    return dict(a=a, b=b, a_vals=dequantize(a_used, kind).astype(np.float64), b_vals=b_used.astype(np.float64),
-                d=np.full(parts * p.ne12 * bsd, -7.0, np.float32), parts=parts, push=push)
+    return {"a": a, "b": b, "a_vals": dequantize(a_used, kind).astype(np.float64), "b_vals": b_used.astype(np.float64),
+            "d": np.full(parts * p.ne12 * bsd, -7.0, np.float32), "parts": parts, "push": push}
 
 
 def reference(p: Problem, x, t: Tile):
@@ -188,7 +195,7 @@ def reference(p: Problem, x, t: Tile):
         b = x["b_vals"][z]
         want.append(b @ a.T)
         s = np.abs(b) @ np.abs(a).T
-        steps = sum(-(-(hi - lo) // t.bk) for lo, hi in ranges)
+        steps = sum(ceil_div(hi - lo, t.bk) for lo, hi in ranges)
         bound.append(steps * U * s)
     return np.array(want), np.array(bound)
 
@@ -209,7 +216,7 @@ def kernel(t: Tile, kind, profile, module=MODULE, options=UNOPTIMIZED):
 
 def run_and_check(k: jitcoop.Kernel, t: Tile, kind, p: Problem):
     x = inputs(p, kind)
-    grid = (-(-p.m // t.bm) * x["parts"], -(-p.n // t.bn), p.ne12)
+    grid = (ceil_div(p.m, t.bm) * x["parts"], ceil_div(p.n, t.bn), p.ne12)
     k.dispatch(grid, {0: x["a"], 1: x["b"], 2: x["d"]}, push=x["push"])
 
     _, _, sd, _, _, bsd = layout(p)
@@ -220,10 +227,9 @@ def run_and_check(k: jitcoop.Kernel, t: Tile, kind, p: Problem):
     err = np.abs(got - want)
     bad = ~(err <= bound)                                       # NaN counts as bad
     if bad.any():
-        i = np.argwhere(bad)[:5]
-        worst = ", ".join(f"D[{z}][{n}][{m}] = {got[z, n, m]!r} (numpy {want[z, n, m]!r}, bound {bound[z, n, m]:.3g})"
-                          for z, n, m in i)
-        raise AssertionError(f"{bad.sum()} of {bad.size} elements outside the bound: {worst}")
+        first = ", ".join(f"D[{z}][{n}][{m}] = {got[z, n, m]!r} (numpy {want[z, n, m]!r}, bound {bound[z, n, m]:.3g})"
+                          for z, n, m in np.argwhere(bad)[:5])
+        raise AssertionError(f"{bad.sum()} of {bad.size} elements outside the bound: {first}")
     # what D's layout does not cover keeps its value: columns past M, the rows past N
     assert (inside[..., p.m:] == -7.0).all(), "the shader wrote past M"
     assert (d[:, :, p.n * sd:] == -7.0).all(), "the shader wrote past N"
@@ -267,7 +273,7 @@ def test_default_options(t, kind, profile, module):
      "OpTypeCooperativeMatrixKHR at byte 5156: the nvidia profile has no 64 x 16 f32 accumulator matrix"),
     ({"BM": 48}, "OpTypeCooperativeMatrixKHR at byte 3912: the nvidia profile has no 48 x 32 f16 A matrix"),
     ({"BLOCK_SIZE": 512}, "workgroup-scope matrices need at most 256 invocations on nvidia; this workgroup has 512"),
-])
+], ids=["bn_over_4_is_16", "bm_48", "512_invocations"])
 def test_tiles_the_h100_does_not_offer_are_refused(spec, message):
     mod = jitcoop.Device("nvidia").load(SH / MODULE)
     with pytest.raises(jitcoop.SpirvError, match=message):

@@ -225,6 +225,93 @@ row:
 no:
   ret i1 false
 }""",
+    # -1 if every scope instance (inv consecutive lanes) with a lane waiting at `wait` has all its
+    # lanes waiting there; otherwise the first lane of such an instance that is not
+    "check_scope": """define internal i64 @jc.check_scope(ptr %state, i64 %n, i32 %wait, i64 %inv) {
+entry:
+  br label %inst
+inst:
+  %b = phi i64 [ 0, %entry ], [ %b1, %next ]
+  %end = add i64 %b, %inv
+  br label %scan
+scan:
+  %l = phi i64 [ %b, %inst ], [ %l1, %scan ]
+  %some = phi i1 [ false, %inst ], [ %some1, %scan ]
+  %all = phi i1 [ true, %inst ], [ %all1, %scan ]
+  %p = getelementptr i32, ptr %state, i64 %l
+  %s = load i32, ptr %p
+  %w = icmp eq i32 %s, %wait
+  %some1 = or i1 %some, %w
+  %all1 = and i1 %all, %w
+  %l1 = add i64 %l, 1
+  %more = icmp ult i64 %l1, %end
+  br i1 %more, label %scan, label %judge
+judge:
+  %partial = xor i1 %some1, %all1
+  br i1 %partial, label %find, label %next
+find:
+  %f = phi i64 [ %b, %judge ], [ %f1, %find.next ]
+  %pf = getelementptr i32, ptr %state, i64 %f
+  %sf = load i32, ptr %pf
+  %wf = icmp ne i32 %sf, %wait
+  br i1 %wf, label %found, label %find.next
+find.next:
+  %f1 = add i64 %f, 1
+  br label %find
+found:
+  ret i64 %f
+next:
+  %b1 = add i64 %b, %inv
+  %more2 = icmp ult i64 %b1, %n
+  br i1 %more2, label %inst, label %done
+done:
+  ret i64 -1
+}""",
+    # -1, or the first lane whose i64 operand differs from its instance's first lane (operands
+    # of cooperative instructions must be dynamically uniform in the scope)
+    "check_uniform": """define internal i64 @jc.check_uniform(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %vals) {
+entry:
+  br label %inst
+inst:
+  %b = phi i64 [ 0, %entry ], [ %b1, %next ]
+  %p0 = getelementptr i32, ptr %state, i64 %b
+  %s0 = load i32, ptr %p0
+  %here = icmp eq i32 %s0, %wait
+  br i1 %here, label %look, label %next
+look:
+  %pv = getelementptr i64, ptr %vals, i64 %b
+  %v = load i64, ptr %pv
+  %end = add i64 %b, %inv
+  br label %scan
+scan:
+  %l = phi i64 [ %b, %look ], [ %l1, %scan ]
+  %d = phi i64 [ 0, %look ], [ %d1, %scan ]
+  %pl = getelementptr i64, ptr %vals, i64 %l
+  %x = load i64, ptr %pl
+  %dx = xor i64 %x, %v
+  %d1 = or i64 %d, %dx
+  %l1 = add i64 %l, 1
+  %more = icmp ult i64 %l1, %end
+  br i1 %more, label %scan, label %judge
+judge:
+  %same = icmp eq i64 %d1, 0
+  br i1 %same, label %next, label %find
+find:
+  %f = phi i64 [ %b, %judge ], [ %f1, %find ]
+  %pf = getelementptr i64, ptr %vals, i64 %f
+  %xf = load i64, ptr %pf
+  %f1 = add i64 %f, 1
+  %ne = icmp ne i64 %xf, %v
+  br i1 %ne, label %found, label %find
+found:
+  ret i64 %f
+next:
+  %b1 = add i64 %b, %inv
+  %more2 = icmp ult i64 %b1, %n
+  br i1 %more2, label %inst, label %done
+done:
+  ret i64 -1
+}""",
     # Lanes waiting at `wait` (profile counters)
     "waiting": """define internal i64 @jc.waiting(ptr %state, i64 %n, i32 %wait) {
 entry:

@@ -53,7 +53,11 @@ def _scope_words(t):
 def check_scope(em, ins, wait, t):
     """Every invocation of a scope instance must reach a cooperative instruction together."""
     inv = scope_size(em, t)
-    bad = em.lib(f"{CM}:check_scope", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))], ins)
+    # when every lane of the workgroup waits here (`conv`), no instance lacks a lane
+    found = em.local("i64", "-1", "scope")
+    with em.when(em.op(f"xor i1 {em.conv}, true")):
+        found.set(em.op(f"call i64 {em.helper('check_scope')}(ptr {em.state}, i64 {em.W}, i32 {wait}, i64 {inv})"))
+    bad = found.get()
     em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
                  f"cooperative matrix instruction reached by only part of its {_scope_words(t)} "
                  f"(scope instance of {inv} invocations): lane {{d}} is not there (it has finished or "
@@ -66,7 +70,8 @@ def check_uniform(em, ins, wait, t, row, what, vid=None):
     if vid is not None and em._uniform_operand(vid):
         return
     inv = scope_size(em, t)
-    bad = em.lib(f"{CM}:check_uniform", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), row], ins)
+    bad = em.op(f"call i64 {em.helper('check_uniform')}(ptr {em.state}, i64 {em.W}, i32 {wait}, i64 {inv}, "
+                f"ptr {row.ptr})")
     em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
                  f"the {what} operand of a cooperative matrix instruction must be dynamically uniform "
                  f"in its {_scope_words(t)}; lane {{d}} has a different value", bad, bad)

@@ -13,6 +13,7 @@ errors, naming the instruction, with the user's arrays as they were.
 from __future__ import annotations
 
 import collections
+import os
 import re
 import signal
 import struct
@@ -289,3 +290,28 @@ def test_cli_compile_timeout(command, tmp_path, monkeypatch, capsys):
     assert rc == 2, err
     assert err.startswith("jitcoop: error: compiling entry point 'main' took longer than its limit of 0.001 s")
     assert err.count("\n") == 1
+
+
+# -- fresh mutants --------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_fresh_mutants(tmp_path):
+    """300 new mutants of the test and benchmark shaders (tests/fuzz), drawn from
+    JITCOOP_FUZZ_SEED or the clock: every one ends with one of jitcoop's errors or a run, never
+    an internal error, another exception, a crash or a hang; after a failed dispatch the arrays
+    are as they were. `python3 -m tests.fuzz run --count 300 --seed SEED` replays the campaign."""
+    from fuzz.campaign import Campaign, seed_shaders
+    from fuzz.case import FAILURES
+    from jitcoop.runtime.cache import cache_dir
+    seed = int(os.environ.get("JITCOOP_FUZZ_SEED") or time.time()) % 100_000
+    cached = set(cache_dir().glob("k_*"))
+    try:
+        with Runner(memory=4 << 30, cpu=400, wall=700) as worker:
+            camp = Campaign(tmp_path, worker, minimize_budget=0, log=lambda s: None)
+            camp.run(seed_shaders(), 300, seed, compile_timeout=300)
+    finally:
+        for p in set(cache_dir().glob("k_*")) - cached:      # the mutants' kernels: never needed again
+            p.unlink(missing_ok=True)
+    failed = [r for r in camp.rows if r["outcome"] in FAILURES]
+    assert not failed, f"seed {seed}: " + "; ".join(f"{r['shader']} seed {r['seed']}: {r['signature']}: "
+                                                    f"{r['message'][:200]}" for r in failed[:5])

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..errors import SpirvError
 from .grammar import grammar
 from .reader import Instruction, decode
+from .validate import validate
 
 
 @dataclass
@@ -48,6 +49,7 @@ class EntryPoint:
     name: str
     interface: list
     modes: list = field(default_factory=list)   # (mode name, operands, is_id)
+    ins: Instruction | None = None              # the OpEntryPoint
 
 
 TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue",
@@ -84,7 +86,7 @@ class Module:
         for ins in self.instructions:
             op = ins.opname
             if ins.result is not None:
-                if ins.result in self.all_defs and op != "OpLabel":
+                if ins.result in self.all_defs:
                     raise ins.error(f"id %{ins.result} is defined twice")
                 self.all_defs[ins.result] = ins
             if op == "OpCapability":
@@ -95,7 +97,7 @@ class Module:
                 self.ext_imports[ins.result] = ins.operands[0]
             elif op == "OpEntryPoint":
                 self.entry_points.append(EntryPoint(ins.operands[0], ins.operands[1], ins.operands[2],
-                                                    list(ins.operands[3:])))
+                                                    list(ins.operands[3:]), ins=ins))
             elif op in ("OpExecutionMode", "OpExecutionModeId"):
                 modes.append((ins.operands[0], g.enum_name("ExecutionMode", ins.operands[1]),
                               list(ins.operands[2:]), op == "OpExecutionModeId"))
@@ -163,6 +165,7 @@ class Module:
                 if ep.function == func_id:
                     ep.modes.append((mode, args, is_id))
         self._check_ids()
+        validate(self)
 
     _ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
     _NAMING = ("OpName", "OpMemberName", "OpDecorate", "OpMemberDecorate", "OpDecorateId",
@@ -207,7 +210,12 @@ class Module:
     def entry_point(self, name: str | None) -> EntryPoint:
         eps = [e for e in self.entry_points if e.model == 5]      # GLCompute
         if not eps:
-            raise SpirvError("the module has no GLCompute entry point")
+            if self.entry_points:
+                e = self.entry_points[0]
+                model = grammar().enum_name("ExecutionModel", e.model)
+                raise e.ins.error(f"entry point {e.name!r} is a {model} entry point; jitcoop runs GLCompute "
+                                  "(compute) entry points, and the module has none")
+            raise SpirvError("the module has no entry point")
         if name is None:
             return eps[0]
         for e in eps:

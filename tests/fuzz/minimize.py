@@ -2,15 +2,16 @@
 
 First the debug information goes in one step (names, source text, line information,
 non-semantic instructions), then instructions are removed by delta debugging: chunks of the
-removable ones (decorations, execution modes, function-body instructions other than labels and
-terminators, whole functions other than the entry point's), halving the chunk size down to one
-instruction, within a budget of runs. A module the editable model cannot read (a word-level
+removable ones (declarations, decorations other than those of layout and binding, execution
+modes, function-body instructions other than terminators, whole functions other than the entry
+point's), halving the chunk size down to one instruction, within a budget of runs. A module the editable model cannot read (a word-level
 mutant out of step) is kept as it is.
 """
 from __future__ import annotations
 
 from typing import Callable
 
+from jitcoop.spirv.grammar import grammar
 from metamorphic.ir import TERMINATORS, Module
 
 _DEBUG = ("OpName", "OpMemberName", "OpSource", "OpSourceContinued", "OpSourceExtension", "OpString",
@@ -31,13 +32,23 @@ def _u8(words):
         yield from (w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF, w >> 24)
 
 
+# Decorations that a valid module needs where they are (a block's layout, a variable's binding):
+# removing one makes the module invalid in a new way, not smaller in the old one.
+_KEEP_DECORATIONS = {grammar().enum_value("Decoration", n) for n in
+                     ("Block", "BufferBlock", "Offset", "ArrayStride", "MatrixStride", "Binding", "DescriptorSet",
+                      "BuiltIn", "SpecId", "RowMajor", "ColMajor")}
+
+
 def _units(m: Module) -> list:
-    """Everything that may be removed, as (kind, object): globals that are not declarations
-    other code needs to be read at all, body instructions, and functions."""
-    units = [("global", g) for g in m.globals
-             if g.opname in ("OpDecorate", "OpMemberDecorate", "OpExecutionMode", "OpExecutionModeId",
-                             "OpExtension", "OpCapability", "OpDecorateId", "OpDecorateString")
-             or g.opname.startswith(("OpConstant", "OpSpecConstant", "OpVariable", "OpType"))]
+    """Everything that may be removed, as (kind, object): declarations, decorations other than
+    layout and binding ones, execution modes, body instructions, functions."""
+    def removable(g):
+        if g.opname in ("OpDecorate", "OpMemberDecorate"):
+            return g.words[2 if g.opname == "OpDecorate" else 3] not in _KEEP_DECORATIONS
+        return g.opname in ("OpExecutionMode", "OpExecutionModeId", "OpExtension", "OpCapability") or (
+            g.opname.startswith(("OpConstant", "OpSpecConstant", "OpVariable", "OpType"))
+            and g.opname != "OpTypeForwardPointer")     # what lets a pointer type come before its pointee
+    units = [("global", g) for g in m.globals if removable(g)]
     entry = {g.words[2] for g in m.globals if g.opname == "OpEntryPoint"}
     for f in m.functions:
         if f.id not in entry:

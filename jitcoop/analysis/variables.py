@@ -16,6 +16,13 @@ from ..spirv.types import Array, Opaque, Struct, member_offsets, n_leaves, size_
 from .context import Context
 
 
+# Bounds on the memory a kernel's variables take, far above what real shaders use (a GPU has some
+# tens of KiB of workgroup memory), so that a module declaring gigabytes fails at kernel() instead
+# of exhausting the host at dispatch.
+MAX_WORKGROUP_BYTES = 64 << 20
+MAX_INVOCATION_BYTES = 256 << 10        # Function and Private variables of one invocation
+
+
 @dataclass
 class Binding:
     set: int
@@ -74,6 +81,9 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
             shared_off = -(-shared_off // 16) * 16
             out.shared[ins.result] = shared_off
             shared_off += size_of(pt.pointee)
+            if shared_off > MAX_WORKGROUP_BYTES:
+                raise ins.error(f"the Workgroup variables need {shared_off} bytes so far; jitcoop runs at most "
+                                f"{MAX_WORKGROUP_BYTES >> 20} MiB of workgroup memory")
         elif sc == "Input":
             bi = m.decoration(ins.result, "BuiltIn")
             out.inputs[ins.result] = builtin_name(bi[0]) if bi else ""
@@ -84,8 +94,17 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
         else:
             raise SpirvError(f"variables in storage class {sc} are not supported",
                              offset=ins.offset, opname="OpVariable", result_id=ins.result)
+    per_invocation = sum(size_of(out.var_types[v].pointee) for v in out.private_vars)
     for v in ctx.ff.variables:
         out.var_types[v.result] = spec.type(v.result_type)
+        per_invocation += size_of(out.var_types[v.result].pointee)
+        if per_invocation > MAX_INVOCATION_BYTES:
+            raise v.error(f"the Function and Private variables need {per_invocation} bytes per invocation "
+                          f"so far; jitcoop runs at most {MAX_INVOCATION_BYTES >> 10} KiB")
+    if per_invocation > MAX_INVOCATION_BYTES:
+        v = m.all_defs[max(out.private_vars, key=lambda x: size_of(out.var_types[x].pointee))]
+        raise v.error(f"the Private variables need {per_invocation} bytes per invocation; jitcoop runs at "
+                      f"most {MAX_INVOCATION_BYTES >> 10} KiB")
     out.shared_size = shared_off
     for v in [x.result for x in ctx.ff.variables] + out.private_vars:
         if v not in keep_in_memory and promotable(ctx, out.var_types, v):

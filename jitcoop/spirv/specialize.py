@@ -19,6 +19,9 @@ from .types import (Array, CoopMat, CoopVec, FunctionType, Matrix, Member, Opaqu
                     Type, Vector, leaves, n_leaves, tensor_layout, tensor_view)
 
 _STORAGE = None
+# The largest cooperative matrix jitcoop lays out: 2048 x 2048, four times the elements of the
+# largest the measured devices offer (1024 x 1024 flexible dimensions, shared/oracle).
+MAX_COOPMAT_ELEMENTS = 1 << 22
 
 
 def storage_name(v: int) -> str:
@@ -150,8 +153,9 @@ class Specialization:
             if scope not in (2, 3):
                 raise ins.error(f"cooperative matrix scope {scope} is not supported "
                                 "(Workgroup = 2 or Subgroup = 3)")
-            if rows < 1 or cols < 1:
-                raise ins.error(f"cooperative matrix of {rows} x {cols} elements")
+            if rows < 1 or cols < 1 or rows * cols > MAX_COOPMAT_ELEMENTS:
+                raise ins.error(f"cooperative matrix of {rows} x {cols} elements (jitcoop holds 1 to "
+                                f"{MAX_COOPMAT_ELEMENTS} elements)")
             if use not in (0, 1, 2):
                 raise ins.error(f"cooperative matrix Use {use} is not MatrixA (0), MatrixB (1) or "
                                 "MatrixAccumulator (2)")

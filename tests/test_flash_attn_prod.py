@@ -242,20 +242,12 @@ def test_reference_split_parts_combine_to_the_softmax():
     np.testing.assert_allclose(o, attention(c, x), rtol=1e-12, atol=1e-12)
 
 
-# spirv-opt -O turns `mv = coopmat(0); if (..) load(mv, ..) else load(mv, ..)` into two tensor loads
-# whose Object is one constant matrix, which the LLVM generator cannot compile yet (reproducer:
-# tests/shaders/metamorphic/const_object.comp).
-OPT_CONST_OBJECT = pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True, reason=(
-    "engine (LLVM generator): internal error: LLVM IR parsing error, multiple definition of local "
-    "value named 'w.u475.0' (two tensor loads sharing the constant Object %475)"))
-
-
 def _params():
     """Every case on both modules; the decode-token case in the default run, the rest slow."""
     out = []
     for c in CASES:
         for module in ("flash_attn.spv", "flash_attn_O.spv"):
-            marks = [OPT_CONST_OBJECT] if module == "flash_attn_O.spv" else []
+            marks = []
             if not c.name.startswith("decode"):
                 marks.append(pytest.mark.slow)
             out.append(pytest.param(module, c, id=f"{module[:-4]}-{c.name}", marks=marks))

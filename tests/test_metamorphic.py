@@ -220,11 +220,9 @@ def test_variant_writes_the_same_bytes(name, seed, steps):
 
 @needs_tools
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(RECIPES))
-def test_two_random_variants_of_every_shader(name):
-    _bench(name)
-    for seed in (11, 12):
-        _check_variant(name, seed)
+@pytest.mark.parametrize("name,seed", [(n, s) for n in sorted(RECIPES) for s in (11, 12)])
+def test_two_random_variants_of_every_shader(name, seed):
+    _check_variant(name, seed)
 
 
 # -- reproducers of engine bugs found this way -------------------------------------------------------
@@ -288,12 +286,10 @@ def test_subgroup_operations_reconverge_after_a_loop():
     np.testing.assert_array_equal(o, want)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: lanes that left a loop run the subgroup operation after "
-                   "it without the lanes still in the loop when the loop's merge block comes before "
-                   "the loop body in the binary (valid: blocks only have to follow their dominators): "
-                   "the scheduler orders collectives by position in the binary; subgroupAdd(1) gives "
-                   "6 or 7 instead of 32. Found by reorder_blocks on subgroup_divergent.spv")
 def test_subgroup_reconvergence_does_not_depend_on_block_order():
+    """The loop's merge block placed before the loop body (found by reorder_blocks on
+    subgroup_divergent.spv): the scheduler once ran collectives in module order, and lanes that
+    had left the loop ran the subgroupAdd after it without those still looping (6 or 7, not 32)."""
     o, want = _reconverge("reconverge_order.spv")
     np.testing.assert_array_equal(o, want)
 
@@ -313,12 +309,9 @@ def test_tensor_loads_into_a_constant_matrix(sel):
     np.testing.assert_array_equal(o, want)
 
 
-@pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True,
-                   reason="engine (LLVM generator): two OpCooperativeMatrixLoadTensorNV with one "
-                          "constant matrix as their Object (spirv-opt -O makes that of "
-                          "`m = coopmat(0); if (c) load(m, ..) else load(m, ..)`) give an internal "
-                          "error: LLVM IR parsing error, multiple definition of local value named "
-                          "'w.u32.0'. Found by tests/test_flash_attn_prod.py on flash_attn_O.spv")
 def test_tensor_loads_sharing_a_constant_object_after_spirv_opt():
+    """spirv-opt -O gives both loads the constant matrix as their Object (found by
+    tests/test_flash_attn_prod.py on flash_attn_O.spv): the generator once broadcast the constant
+    into its block twice, and LLVM refused the module (multiple definition of 'w.u32.0')."""
     o, want = _const_object("const_object_O.spv", 1)
     np.testing.assert_array_equal(o, want)

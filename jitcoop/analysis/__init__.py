@@ -10,4 +10,6 @@ its signature. The code generator (jitcoop.codegen) runs them in this order:
     uniform      values computed once per workgroup                         -> set of ids
     bitmoves     small-float loads that only move bits                      -> set of ids
     liveness     values live across collective points (spill slots)         -> live-in sets
+    order        structured block order: which collective the scheduler
+                 runs first when lanes wait at several                      -> {label: position}
 """

@@ -45,6 +45,7 @@ class FBlock:
     term: Instruction
     origin: int = 0            # byte offset of the block's label in the module, for messages
     collective: bool = False   # holds exactly one collective instruction
+    merge: Instruction | None = None   # the OpSelectionMerge / OpLoopMerge before the terminator
 
     def succs(self):
         return successors(self.term)
@@ -113,7 +114,7 @@ def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None
                 variables.append(ins)
             else:
                 body.append(ins)
-        blocks.append(FBlock(b.label, body, b.term, b.offset))
+        blocks.append(FBlock(b.label, body, b.term, b.offset, merge=b.merge))
     _inline_all(m, blocks, variables, ids, depth=0)
     ff = FlatFunction(blocks, variables)
     if rewrite is not None:
@@ -180,7 +181,8 @@ def _inline_call(m, b: FBlock, k: int, call: Instruction, variables, ids, blocks
                 mapping[ins.result] = ids.fresh()
     cont_label = ids.fresh()
     # Split the calling block: what follows the call moves to the continuation block.
-    cont = FBlock(cont_label, b.instrs[k + 1:], b.term, b.origin)
+    cont = FBlock(cont_label, b.instrs[k + 1:], b.term, b.origin, merge=b.merge)
+    b.merge = None
     _rename_phi_preds(blocks, b.succs(), b.label, cont_label)
     b.instrs = b.instrs[:k]
     entry_label = mapping[callee.blocks[0].label]
@@ -210,7 +212,8 @@ def _inline_call(m, b: FBlock, k: int, call: Instruction, variables, ids, blocks
             term = _synth("OpBranch", [cont_label], ["IdRef"], t.offset)
         else:
             term = _clone(t, mapping)
-        new_blocks.append(FBlock(mapping[cb.label], body, term, cb.offset))
+        merge = _clone(cb.merge, mapping) if cb.merge is not None else None
+        new_blocks.append(FBlock(mapping[cb.label], body, term, cb.offset, merge=merge))
     if call.result is not None and returns:
         ops, kinds = [], []
         for v, lbl in returns:
@@ -261,17 +264,14 @@ def _split_collectives(ff: FlatFunction, ids: _Ids, is_collective):
                 out.append(cur)
                 break
             coll = cur.instrs[k]
-            if k > 0 or cur.instrs[:k]:
-                pass
             xl, rl = ids.fresh(), ids.fresh()
-            rest = FBlock(rl, cur.instrs[k + 1:], cur.term, cur.origin)
+            rest = FBlock(rl, cur.instrs[k + 1:], cur.term, cur.origin, merge=cur.merge)
             xb = FBlock(xl, [coll], _synth("OpBranch", [rl], ["IdRef"], coll.offset), cur.origin,
                         collective=True)
             # Phis in the old successors now come from the last piece.
             _rename_phi_preds(ff.blocks + out, cur.succs(), cur.label, rl)
-            if k == 0 and not cur.collective and cur is not b:
-                pass
             cur.instrs = cur.instrs[:k]
+            cur.merge = None
             cur.term = _synth("OpBranch", [xl], ["IdRef"], coll.offset)
             out.append(cur)
             out.append(xb)

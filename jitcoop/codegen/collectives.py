@@ -433,11 +433,15 @@ done:
         lt = self.leaf_types(self.value_type(vid))
         if self._uniform_operand(vid):
             et = _SLOT[ty(lt[0])][0]
+            if f"u{vid}" in self._work_names:
+                # filled once per workgroup: operand blocks are only read (two tensor loads
+                # into one constant Object, say)
+                return Arr(self._work_names[f"u{vid}"], dtype_of(lt[0]), (len(lt), self.W))
             blk = self.work_array(f"u{vid}", et, len(lt) * self.W)
             vals = self.vals(vid)
             fills = self.entry_fills if vid not in self.hoisted else None
             for i, v in enumerate(vals):
-                row = f"{blk}.{i}"
+                row = f"{blk}.r{i}"
                 self.entry_defs.append(f"{row} = getelementptr {et}, ptr {blk}, i64 {i * self.W}")
                 if fills is None:
                     with self.at("wg_tail"):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import bitmoves, callbacks, liveness, loops, matrices, uniform, variables
+from ..analysis import bitmoves, callbacks, liveness, loops, matrices, order, uniform, variables
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
 from ..errors import SpirvError
@@ -178,6 +178,9 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
                 if r is not None and ud.item(r) is not None:
                     self.spills.crossing.add(r)
         self.crossing = self.spills.crossing
+        # collective k waits in state -2 - k; the scheduler runs the lowest k first
+        pos = order.structured_order(self.ff)
+        self.collective_blocks = sorted((b for b in self.ff.blocks if b.collective), key=lambda b: pos[b.label])
 
     # -- small services -------------------------------------------------------------------------------
     def value_type(self, vid: int) -> Type:
@@ -352,7 +355,6 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.in_hoist = False
         self.lane_reg: str | None = None
         self.wg_reg = "%wg"
-        self.collective_blocks: list = []
         self._phis: dict[int, list] = {}
         self._emitted_callbacks: set = set()
         self._init_collectives()

@@ -41,6 +41,8 @@ def main(argv=None) -> int:
     run.add_argument("--nice", type=int, default=0, help="niceness of the worker process")
     run.add_argument("--minimize-budget", type=int, default=150, help="runs spent shrinking each new failure")
     run.add_argument("--no-baseline", action="store_true", help="skip running each seed shader unmutated first")
+    run.add_argument("--max-compile", type=float, default=60.0,
+                     help="leave out seed shaders whose own compile takes more CPU seconds than this")
     for p in (run, sub.add_parser("summary", help="the summary of a campaign's results")):
         p.add_argument("--out", default=str(DEFAULT_OUT))
     dp = sub.add_parser("dispatch", help="spoiled dispatches of the recipes' real shaders")
@@ -79,10 +81,10 @@ def main(argv=None) -> int:
     with Runner(memory=int(a.memory_gb * (1 << 30)), cpu=a.compile_timeout + a.dispatch_timeout + 60,
                 wall=2 * (a.compile_timeout + a.dispatch_timeout) + 60, cache_dir=str(cache), nice=a.nice) as runner:
         camp = Campaign(out, runner, a.minimize_budget, log=lambda s: print(s, flush=True))
-        if not a.no_baseline and not camp.rows:
-            for shader, outcome, cs, msg in camp.baseline(shaders):
-                if outcome != "success":
-                    print(f"baseline: {shader}: {outcome} {msg}", flush=True)
+        if not a.no_baseline:
+            shaders = camp.baseline(shaders, a.max_compile)
+        if not shaders:
+            sys.exit("no seed shader to mutate (see --shaders, --skip, --max-compile)")
         camp.run(shaders, a.count, a.seed, word_share=a.word_share, compile_timeout=a.compile_timeout,
                  dispatch_timeout=a.dispatch_timeout)
         for p in cache.glob("k_*"):         # the mutants' kernels: never served again

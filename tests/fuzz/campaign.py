@@ -83,15 +83,28 @@ class Campaign:
         self.done = {(r["shader"], r["seed"]) for r in self.rows}
         self.signatures = {r["signature"] for r in self.rows if r.get("signature")}
 
-    def baseline(self, shaders):
+    def baseline(self, shaders, max_compile: float = 60.0):
         """Each seed shader once, unmutated (this also compiles the kernel-library variants they
-        need before any compile runs under a time limit)."""
-        rows = []
+        need before any compile runs under a time limit). Returns the shaders to mutate: those
+        whose own compile takes more than `max_compile` CPU seconds are left out (each mutant would
+        cost as much), with a line saying so."""
+        saved = self.out / "baseline.json"         # a resumed campaign mutates the same shaders
+        if saved.exists():
+            left_out = set(json.loads(saved.read_text())["left_out"])
+            return [(s, r) for s, r in shaders if s not in left_out]
+        keep = []
         for shader, recipe in shaders:
             r = self.runner.run(case_for(shader, recipe, 0, data=(ROOT / shader).read_bytes(),
                                          compile_timeout=0))
-            rows.append((shader, r["outcome"], r.get("compile_s"), r.get("message", "")[:160]))
-        return rows
+            cpu = r.get("compile_cpu_s")
+            if r["outcome"] in ("timeout", "crash", "memory") or (cpu or 0) > max_compile:
+                self.log(f"baseline: {shader}: left out ({r['outcome']}, compile {cpu or 0:.1f} CPU s)")
+                continue
+            if r["outcome"] != "success":
+                self.log(f"baseline: {shader}: {r['outcome']}: {(r.get('message') or '')[:160]}")
+            keep.append((shader, recipe))
+        saved.write_text(json.dumps({"left_out": sorted({s for s, _ in shaders} - {s for s, _ in keep})}) + "\n")
+        return keep
 
     def run(self, shaders, count: int, seed: int, **case_kw):
         order = shaders[:]

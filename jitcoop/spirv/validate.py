@@ -5,13 +5,18 @@ types that are types). This checks the rest of what code generation relies on, s
 module is refused at `load` with a SpirvError naming the instruction (result id, opcode, byte
 offset) instead of failing somewhere inside the compiler:
 
-- type declarations: the integer and float widths and encodings jitcoop has, vectors and
-  matrices of scalars and vectors, array lengths that are integer constants, struct members
-  and pointees that are types; variables and values only of types jitcoop runs;
+- declarations: types, constants and variables declared before their use (no type made of
+  itself); the integer and float widths and encodings jitcoop has, vectors and matrices of
+  scalars and vectors, array lengths that are integer constants, struct members and pointees
+  that are types; variables and values only of types jitcoop runs; buffer and push constant
+  variables of Block structs with an Offset on every member; layout and binding decorations
+  once per target; a workgroup size for every compute entry point;
 - ids in their roles: what an instruction reads as a value is a value (not a type, a label, a
   function or a void call), branch targets and phi parents are blocks of the same function,
   calls name functions (without recursion) with arguments of the parameters' types;
 - SSA: a value is used only in its own function, where its definition dominates the use;
+- structured control flow: a merge instruction right before its branch, merge blocks and
+  continue targets dominated by their header and merged once, back edges only to loop headers;
 - the operand types of the core instructions (arithmetic, bit operations, comparisons,
   conversions, composites, memory access, atomics, subgroup operations, control flow) and of
   GLSL.std.450, as the SPIR-V specification states them.
@@ -416,22 +421,25 @@ class _Validator:
                     raise p.error("the parameter's type is not the function type's")
             if not f.blocks:
                 raise d.error("a function without blocks (a declaration) cannot run")
-        state = {}
-
-        def visit(fid, path):
-            state[fid] = 1
-            for c in self.m.functions[fid].callees:
-                if c not in self.m.functions:
-                    continue            # reported at the call
-                if state.get(c) == 1:
-                    raise self.defs[fid].error(f"recursion: %{fid} calls %{c}, which calls back "
-                                               f"(SPIR-V functions may not recurse)")
-                if c not in state:
-                    visit(c, path + [c])
-            state[fid] = 2
-        for fid in self.m.functions:
-            if fid not in state:
-                visit(fid, [fid])
+        state = {}                      # function -> 1 while its callees are walked, 2 when done
+        for root in self.m.functions:
+            if root in state:
+                continue
+            state[root] = 1
+            stack = [(root, iter(sorted(self.m.functions[root].callees)))]
+            while stack:
+                fid, callees = stack[-1]
+                c = next(callees, None)
+                if c is None:
+                    state[fid] = 2
+                    stack.pop()
+                elif c in self.m.functions:     # a call of something else is reported at the call
+                    if state.get(c) == 1:
+                        raise self.defs[fid].error(f"recursion: %{fid} calls %{c}, which calls back "
+                                                   "(SPIR-V functions may not recurse)")
+                    if c not in state:
+                        state[c] = 1
+                        stack.append((c, iter(sorted(self.m.functions[c].callees))))
 
     def function(self, f):
         labels = {b.label for b in f.blocks}

@@ -67,7 +67,10 @@ def other_dtype(rng, k, s):
     if rng.random() < 0.5 and a.nbytes % np.dtype(dt).itemsize == 0:
         s["bindings"][key] = np.ascontiguousarray(a).reshape(-1).view(np.uint8).view(dt)
         return f"binding {key}: its bytes as {np.dtype(dt).name}"
-    s["bindings"][key] = np.ascontiguousarray(a).astype(dt)
+    try:
+        s["bindings"][key] = np.ascontiguousarray(a).astype(dt)
+    except (TypeError, ValueError):     # a structured dtype numpy does not convert
+        return None
     return f"binding {key}: converted to {np.dtype(dt).name}"
 
 

@@ -218,9 +218,26 @@ def test_variant_writes_the_same_bytes(name, seed, steps):
     _check_variant(name, seed, steps)
 
 
+# Seeded variants that meet an open engine bug (with SPIRV-Tools 2026.4; other releases make other
+# variants, hence not strict); the bug's reproducer is below.
+_DEBUG_NOSCOPE = "DebugNoScope after OpReturn refused at load (debug_scope.opt.spv)"
+KNOWN_VARIANT_FAILURES = {
+    ("tests/shaders/asm/debuginfo.spv", 12): _DEBUG_NOSCOPE,
+    ("tests/shaders/metamorphic/debug_scope.spv", 11): _DEBUG_NOSCOPE,
+    ("tests/shaders/metamorphic/debug_scope.spv", 12): _DEBUG_NOSCOPE,
+}
+
+
+def _slow_variants():
+    for n in sorted(RECIPES):
+        for s in (11, 12):
+            why = KNOWN_VARIANT_FAILURES.get((n, s))
+            yield pytest.param(n, s, marks=pytest.mark.xfail(reason=f"engine: {why}") if why else ())
+
+
 @needs_tools
 @pytest.mark.slow
-@pytest.mark.parametrize("name,seed", [(n, s) for n in sorted(RECIPES) for s in (11, 12)])
+@pytest.mark.parametrize("name,seed", _slow_variants())
 def test_two_random_variants_of_every_shader(name, seed):
     _check_variant(name, seed)
 

@@ -26,6 +26,8 @@ operands of the cooperative instructions are checked at `kernel()`, where their 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import SpirvError
 from .grammar import grammar
 
@@ -376,6 +378,7 @@ class _Validator:
                         d = self.defs.get(x)
                         if d is None or not (d.opname.startswith(_CONSTANTS) or d.opname == "OpUndef"):
                             raise ins.error(f"operand %{x} of OpSpecConstantOp is not a constant")
+                self._folded(ins)
         sized_by_builtin = any(self.g.enum_name("BuiltIn", args[0]) == "WorkgroupSize"
                                for x, decs in self.m.decorations.items() for n, args in decs
                                if n == "BuiltIn" and args and x in self.defs)
@@ -401,6 +404,18 @@ class _Validator:
                 elif not sized_by_builtin and (min(args) < 1 or args[0] * args[1] * args[2] > 4096):
                     raise ins.error(f"workgroup size {tuple(args)} of entry point {ep.name!r} is not "
                                     "supported (1 to 4096 invocations)")
+
+    def _folded(self, ins):
+        """The operation an OpSpecConstantOp folds has the operand types it has in a function."""
+        spec = self.g.by_opcode.get(ins.operands[0])
+        rule = _TYPE_RULES.get(spec.opname) if spec is not None else None
+        if rule is None:
+            return                      # folding says which operations it does
+        op = replace(ins, opname=spec.opname, operands=ins.operands[1:], kinds=ins.kinds[1:])
+        try:
+            rule(self, op, None)
+        except SpirvError as e:
+            raise ins.error(f"the folded {spec.opname}: {e.detail}") from None
 
     # -- functions and calls ----------------------------------------------------------------------
     def calls(self):

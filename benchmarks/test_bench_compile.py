@@ -45,26 +45,19 @@ CASES = [
     ("q4_gemm_O nvidia", APPS / "q4_gemm_O.spv", "nvidia", {}, {}),
     ("mul_mat_id", APPS / "mul_mat_id.spv", "generic", {}, {}),
     # the production-style quantized matmul (tests/shaders/coopmat2_prod), one pipeline per tile and
-    # weight type (TYPE_A 0: q4_0, 1: q8_0) as ggml-vulkan builds them; no compile time limit: with
-    # LLVM's optimizer on, these take longer than the default 120 s
+    # weight type (TYPE_A 0: q4_0, 1: q8_0) as ggml-vulkan builds them
     ("mul_mm_q_O l q4_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 256, "BM": 128, "BN": 128, "BK": 64, "enable_smaller_matrices": True, "TYPE_A": 0},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 256, "BM": 128, "BN": 128, "BK": 64, "enable_smaller_matrices": True, "TYPE_A": 0}, {}),
     ("mul_mm_q_O l q8_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 256, "BM": 128, "BN": 128, "BK": 64, "enable_smaller_matrices": True, "TYPE_A": 1},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 256, "BM": 128, "BN": 128, "BK": 64, "enable_smaller_matrices": True, "TYPE_A": 1}, {}),
     ("mul_mm_q_O m q4_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 256, "BM": 64, "BN": 64, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 0},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 256, "BM": 64, "BN": 64, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 0}, {}),
     ("mul_mm_q_O m q8_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 256, "BM": 64, "BN": 64, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 1},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 256, "BM": 64, "BN": 64, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 1}, {}),
     ("mul_mm_q_O s q4_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 128, "BM": 32, "BN": 32, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 0},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 128, "BM": 32, "BN": 32, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 0}, {}),
     ("mul_mm_q_O s q8_0 nvidia", APPS.parent / "coopmat2_prod" / "mul_mm_q_O.spv", "nvidia",
-     {"BLOCK_SIZE": 128, "BM": 32, "BN": 32, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 1},
-     {"compile_timeout": 0}),
+     {"BLOCK_SIZE": 128, "BM": 32, "BN": 32, "BK": 32, "enable_smaller_matrices": False, "TYPE_A": 1}, {}),
 ]
 
 

@@ -20,16 +20,14 @@ range. Memory outside what D's layout covers must keep its value.
 The padding of A and B holds NaN: past K in a row and between matrices, which the shader must not
 read, and B's rows from N to padded_N, which it reads on the fast path and must drop.
 
-Compile time: with LLVM's optimizer on (the default), one specialization of this module takes
-the code generator 1.5 to 4 minutes on the 2-core machine (the kernel has some 35 decode sites,
-each a loop calling an inlined decode function, for 37,000 lines of LLVM IR), more than the default
-compile_timeout. The test matrix compiles with opt_level=0 (6 to 12 s a kernel); the default run
-has two kernels of it (the small tile, q4_0 on the generic profile and q8_0 on the H100's) and
-the dequantizers' hand-worked blocks; every other combination, and two compiled with the default
-options, are in the slow set.
+Compile time: a specialization of this module compiles in 3 to 12 s on the 2-core machine with
+the default options (the kernel has some 35 decode sites). The default run has two kernels (the
+small tile, q4_0 on the generic profile and q8_0 on the H100's) and the dequantizers' hand-worked
+blocks; every other combination, and the module as glslang writes it, are in the slow set.
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,17 +198,14 @@ def reference(p: Problem, x, t: Tile):
     return np.array(want), np.array(bound)
 
 
-# LLVM's optimizer takes 1.5 to 4 minutes on this kernel (more than the default compile_timeout
-# of 120 s; see the module docstring), so the test matrix compiles unoptimized (6 to 12 s a
-# kernel); test_default_options runs two combinations as a user's default kernel() would.
-UNOPTIMIZED = {"opt_level": 0}
 _KERNELS: dict = {}
 
 
-def kernel(t: Tile, kind, profile, module=MODULE, options=UNOPTIMIZED):
-    key = (t, kind, profile, module, tuple(sorted(options.items())))
+def kernel(t: Tile, kind, profile, module=MODULE):
+    """The kernel as a user's kernel() compiles it (default options), once per session."""
+    key = (t, kind, profile, module)
     if key not in _KERNELS:
-        _KERNELS[key] = jitcoop.Device(profile).load(SH / module).kernel(spec=t.spec(kind), **options)
+        _KERNELS[key] = jitcoop.Device(profile).load(SH / module).kernel(spec=t.spec(kind))
     return _KERNELS[key]
 
 
@@ -254,14 +249,10 @@ def test_mul_mm_q(t, kind, profile):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("t,kind,profile,module", [
-    pytest.param(TILE["l"], Q4_0, "nvidia", MODULE, id="l-q4_0-nvidia-spirv_opt"),
-    pytest.param(TILE["s"], Q8_0, "generic", "mul_mm_q.spv", id="s-q8_0-generic-glslang"),
-])
-def test_default_options(t, kind, profile, module):
-    """As a user's kernel() compiles it (LLVM's optimizer on, no compile time limit: the default
-    120 s is too short for it); also the module as glslang writes it, before spirv-opt."""
-    k = kernel(t, kind, profile, module, {"compile_timeout": 0})
+def test_the_module_as_glslang_writes_it():
+    """Before spirv-opt: variables for every local, the spec-constant branches unfolded."""
+    t, kind = TILE["s"], Q8_0
+    k = kernel(t, kind, "generic", "mul_mm_q.spv")
     for p in problems(t):
         run_and_check(k, t, kind, p)
 
@@ -277,4 +268,16 @@ def test_default_options(t, kind, profile, module):
 def test_tiles_the_h100_does_not_offer_are_refused(spec, message):
     mod = jitcoop.Device("nvidia").load(SH / MODULE)
     with pytest.raises(jitcoop.SpirvError, match=message):
-        mod.kernel(spec={**TILE["m"].spec(Q4_0), **spec}, **UNOPTIMIZED)
+        mod.kernel(spec={**TILE["m"].spec(Q4_0), **spec})
+
+
+@pytest.mark.parametrize("kind,decoder", [(Q4_0, "dequantFuncQ4_0"), (Q8_0, "dequantFuncQ8_0")])
+def test_the_weight_type_not_chosen_is_not_compiled(kind, decoder):
+    """TYPE_A picks one of two decode functions by branches on a specialization constant; the
+    dead arms are dropped before code generation (jitcoop/analysis/prune.py), so the kernel's
+    LLVM IR defines the chosen decode function's callback and not the other's."""
+    mod = jitcoop.Device("nvidia").load(SH / MODULE)
+    ids = {v.split("(")[0]: k for k, v in mod.spirv.names.items()}
+    ir = mod.kernel(spec=TILE["s"].spec(kind)).source
+    defined = set(re.findall(r"define internal \w+ @cb(\d+)\(", ir))
+    assert defined == {str(ids[decoder])}

@@ -2,6 +2,7 @@
 its signature. The code generator (jitcoop.codegen) runs them in this order:
 
     flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
+    prune        (during flatten) dead arms of branches on constants removed
     variables    bindings, push constants, workgroup, Private and Function
                  variables; which variables become registers              -> Variables
     callbacks    SPIR-V functions cooperative instructions call per element -> {fid: CallbackInfo}

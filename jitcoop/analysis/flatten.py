@@ -112,6 +112,8 @@ def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None
         for ins in b.instrs:
             if ins.opname == "OpVariable":
                 variables.append(ins)
+            elif ins.opname == "OpPhi":
+                body.append(_clone(ins, {}))    # the passes below edit phis' predecessor labels
             else:
                 body.append(ins)
         blocks.append(FBlock(b.label, body, b.term, b.offset, merge=b.merge))

@@ -298,7 +298,7 @@ done:
     def fill_row(self, ptr: str, t: str, n: int, v: str, where=None):
         """n values v of LLVM type t from ptr on: a loop (here, or in the entry's fills)."""
         name = f"@jc.fill.{t}"
-        self.declare(name, f"""define internal void {name}(ptr %p, i64 %n, {t} %v) {{
+        self.declare(name, f"""define internal void {name}(ptr %p, i64 %n, {t} %v) noinline {{
 entry:
   br label %loop
 loop:
@@ -386,7 +386,7 @@ done:
             conv = "fpext float %v to double"
         else:
             conv = f"{'sext' if signed else 'zext'} {st} %v to i64"
-        self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n) {{
+        self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n) noinline {{
 entry:
   br label %loop
 loop:

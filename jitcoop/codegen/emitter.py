@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import bitmoves, callbacks, liveness, loops, matrices, order, uniform, variables
+from ..analysis import bitmoves, callbacks, liveness, loops, matrices, order, prune, uniform, variables
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
 from ..errors import SpirvError
@@ -77,7 +77,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.NSG = -(-self.W // self.sg)
         spec.coop_layout = self._coop_layout
         self.ff = flatten(module, self.ep.function, lambda ins: ins.opname in R.COLLECTIVE,
-                          rewrite=lambda ff, ids: R.rewrite_flat(self, ff, ids), movable=self._movable)
+                          rewrite=self._rewrite_flat, movable=self._movable)
         self.ctx = Context(module, spec, self.ff, self.options)
         self._check_supported()
         self._analyse()
@@ -114,6 +114,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         for b in self.ff.blocks:
             for ins in b.instrs + [b.term]:
                 R.check_supported(ins, self.m.ext_imports)
+
+    def _rewrite_flat(self, ff, ids):
+        """The flat function's rewrites before collectives are split out: dead arms of branches on
+        specialization constants go first, so the rules never see them."""
+        prune.dead_arms(ff, self.spec)
+        R.rewrite_flat(self, ff, ids)
 
     def _movable(self, ins, defs) -> bool:
         """An instruction that may run earlier in its block (flatten._raise_segments): pure (push

@@ -1,8 +1,10 @@
 """Small LLVM IR functions a generated module defines when its code uses them: exact float16 and
 bfloat16 conversions, and the workgroup scheduler's scans over the lane states.
 
-Each is `internal` and `alwaysinline` (the conversions) or small enough for LLVM to inline where it
-pays. Conversions work on the IEEE bits, so results are exact whatever LLVM does with
+Each is `internal`: `alwaysinline` (the conversions), or `noinline` (the loops over the lanes,
+called once per collective: inlined at each of a production kernel's hundreds of call sites, their
+loops made LLVM's loop passes take a minute and more over the one large kernel function; kept out
+of line, the module compiles in seconds), or left to LLVM (the bounds check). Conversions work on the IEEE bits, so results are exact whatever LLVM does with
 floating-point selects: float16 goes through the processor's conversions (F16C) with NaNs rebuilt
 bit for bit where a load must keep them; a float16 store writes a NaN as 0x7E00 with its sign, as
 every float16 store in jitcoop does.
@@ -88,7 +90,7 @@ HELPERS = {
 }""",
     # The earliest collective any lane waits at (-1: every lane has finished): a min reduction
     # without early exits, which LLVM vectorizes over the state array.
-    "next": """define internal i32 @jc.next(ptr %state, i64 %n) {
+    "next": """define internal i32 @jc.next(ptr %state, i64 %n) noinline {
 entry:
   br label %loop
 loop:
@@ -110,7 +112,7 @@ done:
   ret i32 %r
 }""",
     # Whether every lane waits at the same collective (the workgroup is converged there).
-    "converged": """define internal i1 @jc.converged(ptr %state, i64 %n) {
+    "converged": """define internal i1 @jc.converged(ptr %state, i64 %n) noinline {
 entry:
   %s0 = load i32, ptr %state
   br label %loop
@@ -131,7 +133,7 @@ done:
   ret i1 %r
 }""",
     # Lanes waiting at `wait` continue at resume point `to`.
-    "resume": """define internal void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to) {
+    "resume": """define internal void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to) noinline {
 entry:
   br label %loop
 loop:
@@ -150,7 +152,7 @@ done:
     # Workgroup barrier: every lane still running must wait here; -1, or the first lane that
     # waits elsewhere (a barrier in non-uniform control flow). Lanes that have returned do not
     # hold a barrier up (as on NVIDIA hardware).
-    "barrier": """define internal i64 @jc.barrier(ptr %state, i64 %n, i32 %wait, i32 %to) {
+    "barrier": """define internal i64 @jc.barrier(ptr %state, i64 %n, i32 %wait, i32 %to) noinline {
 entry:
   br label %loop
 loop:
@@ -172,7 +174,7 @@ fine:
   ret i64 -1
 }""",
     # n int64 values of `v` from p on (an operand row of a collective filled with one value)
-    "fill_i64": """define internal void @jc.fill_i64(ptr %p, i64 %n, i64 %v) {
+    "fill_i64": """define internal void @jc.fill_i64(ptr %p, i64 %n, i64 %v) noinline {
 entry:
   br label %loop
 loop:
@@ -227,7 +229,7 @@ no:
 }""",
     # -1 if every scope instance (inv consecutive lanes) with a lane waiting at `wait` has all its
     # lanes waiting there; otherwise the first lane of such an instance that is not
-    "check_scope": """define internal i64 @jc.check_scope(ptr %state, i64 %n, i32 %wait, i64 %inv) {
+    "check_scope": """define internal i64 @jc.check_scope(ptr %state, i64 %n, i32 %wait, i64 %inv) noinline {
 entry:
   br label %inst
 inst:
@@ -269,7 +271,7 @@ done:
 }""",
     # -1, or the first lane whose i64 operand differs from its instance's first lane (operands
     # of cooperative instructions must be dynamically uniform in the scope)
-    "check_uniform": """define internal i64 @jc.check_uniform(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %vals) {
+    "check_uniform": """define internal i64 @jc.check_uniform(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %vals) noinline {
 entry:
   br label %inst
 inst:
@@ -313,7 +315,7 @@ done:
   ret i64 -1
 }""",
     # Lanes waiting at `wait` (profile counters)
-    "waiting": """define internal i64 @jc.waiting(ptr %state, i64 %n, i32 %wait) {
+    "waiting": """define internal i64 @jc.waiting(ptr %state, i64 %n, i32 %wait) noinline {
 entry:
   br label %loop
 loop:

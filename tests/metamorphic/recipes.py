@@ -784,8 +784,7 @@ exclude("made to fail: invocations disagree on a Private variable the decode fun
 
 
 @recipe(T + "coopmat2_prod/mul_mm_q.spv", T + "coopmat2_prod/mul_mm_q_O.spv",
-        spec={0: 128, 1: 64, 2: 64, 3: 32, 4: False, 5: 0},
-        options={"compile_timeout": 900})      # 70 to 160 s of CPU to compile (LLVM generator)
+        spec={0: 128, 1: 64, 2: 64, 3: 32, 4: False, 5: 0})
 def _mul_mm_q(r):
     """q4_0 weights: M = 72 rows (ragged) of K = 64, N = 40 activation rows, one batch."""
     m, n, k = 72, 40, 64

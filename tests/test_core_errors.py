@@ -122,3 +122,26 @@ def test_divergent_barrier_is_an_error():
         k.dispatch(1, {0: o})
     assert e.value.opname == "OpControlBarrier"
     assert not o.any()
+
+
+def test_instruction_between_blocks_is_refused_but_debug_information_is_dropped():
+    body = """
+               OpCapability Shader
+          %d = OpExtInstImport "NonSemantic.Shader.DebugInfo.100"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 1 1 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+      %float = OpTypeFloat 32
+    %float_1 = OpConstant %float 1
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpReturn
+{between}
+               OpFunctionEnd
+"""
+    jitcoop.Device().load(body.format(between="%s = OpExtInst %void %d DebugNoScope")).kernel().dispatch(1, {})
+    with pytest.raises(jitcoop.SpirvError, match="OpCopyObject between two blocks: only debug information") as e:
+        jitcoop.Device().load(body.format(between="%x = OpCopyObject %float %float_1"))
+    assert e.value.opname == "OpCopyObject"

@@ -218,26 +218,9 @@ def test_variant_writes_the_same_bytes(name, seed, steps):
     _check_variant(name, seed, steps)
 
 
-# Seeded variants that meet an open engine bug (with SPIRV-Tools 2026.4; other releases make other
-# variants, hence not strict); the bug's reproducer is below.
-_DEBUG_NOSCOPE = "DebugNoScope after OpReturn refused at load (debug_scope.opt.spv)"
-KNOWN_VARIANT_FAILURES = {
-    ("tests/shaders/asm/debuginfo.spv", 12): _DEBUG_NOSCOPE,
-    ("tests/shaders/metamorphic/debug_scope.spv", 11): _DEBUG_NOSCOPE,
-    ("tests/shaders/metamorphic/debug_scope.spv", 12): _DEBUG_NOSCOPE,
-}
-
-
-def _slow_variants():
-    for n in sorted(RECIPES):
-        for s in (11, 12):
-            why = KNOWN_VARIANT_FAILURES.get((n, s))
-            yield pytest.param(n, s, marks=pytest.mark.xfail(reason=f"engine: {why}") if why else ())
-
-
 @needs_tools
 @pytest.mark.slow
-@pytest.mark.parametrize("name,seed", _slow_variants())
+@pytest.mark.parametrize("name,seed", [(n, s) for n in sorted(RECIPES) for s in (11, 12)])
 def test_two_random_variants_of_every_shader(name, seed):
     _check_variant(name, seed)
 
@@ -249,10 +232,6 @@ def _same_as_original(variant: Path, recipe_name: str):
     assert harness.first_difference(bench.reference, got) is None
 
 
-@pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True,
-                   reason="engine: jitcoop refuses `OpExtInst DebugNoScope` after a function's "
-                          "OpReturn (what spirv-opt writes for -gVS modules): 'instruction in a "
-                          "function before its first OpLabel'")
 def test_debug_noscope_after_return_loads_and_runs():
     """debug_scope.opt.spv is debug_scope.spv through `spirv-opt --eliminate-dead-branches`
     (tests/shaders/metamorphic/build.sh); spirv-val accepts it. It must load and write what the

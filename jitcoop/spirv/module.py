@@ -143,9 +143,14 @@ class Module:
                     if op == "OpFunctionCall":
                         fn.callees.add(ins.operands[0])
                     block[1].append(ins)
+            elif fn is not None and (op in ("OpLine", "OpNoLine") or (
+                    op == "OpExtInst" and self._non_semantic(ins.operands[0]))):
+                # debug information between blocks (spirv-opt puts DebugNoScope after a block's
+                # terminator): it carries no semantics, so it is dropped
+                continue
             elif fn is not None:
-                # A function-scope instruction before the first label.
-                raise ins.error("instruction in a function before its first OpLabel")
+                where = "between two blocks" if fn.blocks else "before the function's first OpLabel"
+                raise ins.error(f"{op} {where}: only debug information may stand outside a block")
             elif op.startswith(GLOBAL_DECLS) or op in ("OpTypeForwardPointer", "OpConstantFunctionPointerINTEL"):
                 if ins.result is not None:
                     self.defs[ins.result] = ins
@@ -171,6 +176,11 @@ class Module:
     _NAMING = ("OpName", "OpMemberName", "OpDecorate", "OpMemberDecorate", "OpDecorateId",
                "OpDecorateString", "OpMemberDecorateString", "OpDecorationGroup",
                "OpGroupDecorate", "OpGroupMemberDecorate", "OpTypeForwardPointer")
+
+    def _non_semantic(self, set_id) -> bool:
+        """An extended instruction set with no semantics (debug information, debug printf)."""
+        name = self.ext_imports.get(set_id, "")
+        return name.startswith(("NonSemantic.", "DebugInfo", "OpenCL.DebugInfo"))
 
     def _check_ids(self):
         """Every id an instruction uses is defined somewhere in the module, and every result type

@@ -224,11 +224,12 @@ def test_build_library_fills_the_cache(tmp_path, monkeypatch, capsys):
     """`build-library` compiles the given shaders' kernels into JITCOOP_CACHE_DIR; a later
     kernel() of the same shader comes from there."""
     import jitcoop
+    from jitcoop.runtime import compile as C
     monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path))
+    C._memo.clear()                             # a kernel another test compiled is not on this disk
     shader = SHADERS.parents[2] / "benchmarks" / "shaders" / "saxpy.spv"
     assert main(["build-library", str(shader), "--profiles", "generic"]) == 0
     assert "1 kernels compiled" in capsys.readouterr().out
     assert len(list(tmp_path.glob("k_*.o"))) == 1
-    from jitcoop.runtime import compile as C
     C._memo.clear()                             # as a new process: nothing in memory
     assert jitcoop.Device().load(shader).kernel().cache_hit

@@ -292,6 +292,40 @@ def test_cli_compile_timeout(command, tmp_path, monkeypatch, capsys):
     assert err.count("\n") == 1
 
 
+STOPPED_COMPILE = """
+import os, sys, time, jitcoop
+big = jitcoop.Device("nvidia").load(sys.argv[1])
+try:
+    big.kernel(spec={"BLOCK_SIZE": 128, "BM": 32, "BN": 32, "BK": 32}, compile_timeout=0.2)
+except jitcoop.SpirvError as e:
+    print("stopped:", e)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a compiler process is left")
+except ChildProcessError:
+    print("no compiler process left")
+t = time.perf_counter()
+jitcoop.Device().load(sys.argv[2]).kernel(spec={0: 80}, compile_timeout=60)
+print("next compile", "quick" if time.perf_counter() - t < 30 else "slow")
+"""
+
+
+def test_a_stopped_compile_leaves_nothing_running(tmp_path):
+    """A compile past its limit is killed (its child process), not abandoned: the next compile
+    does not wait behind it and the interpreter exits cleanly (an abandoned LLVM thread aborted
+    the process at exit)."""
+    from jitcoop.examples import path
+    script = tmp_path / "stop.py"
+    script.write_text(STOPPED_COMPILE)
+    shader = Path(__file__).parent / "shaders" / "coopmat2_prod" / "mul_mm_q_O.spv"
+    out = subprocess.run([sys.executable, str(script), str(shader), str(path("saxpy"))], capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ, JITCOOP_CACHE_DIR=str(tmp_path / "cache")))
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("stopped: compiling entry point 'main' took longer than its limit of 0.2 s")
+    assert lines[1:] == ["no compiler process left", "next compile quick"]
+
+
 # -- fresh mutants --------------------------------------------------------------------------------
 
 @pytest.mark.slow

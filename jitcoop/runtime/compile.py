@@ -8,8 +8,9 @@ options, jitcoop's code generator and kernel library, the host CPU and LLVM vers
     k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)
 
 A later process (or a later call) loads both and adds the object to the process's execution
-engine: no code generation, no LLVM passes. A compile runs in a worker thread so that a compile
-that runs past `KernelOptions.compile_timeout` stops with a SpirvError instead of running on.
+engine: no code generation, no LLVM passes. A compile with a time limit
+(`KernelOptions.compile_timeout`, 120 s by default) runs in a child process that is killed when
+the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running.
 """
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ import os
 import pickle
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
+from . import limit as limit_mod
 from .cache import cache_dir
 
 _ARGS = (ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
@@ -123,32 +124,16 @@ def generate_ir(module, entry, spec, profile, subgroup_size, options, annotate=T
 
 
 def _with_limit(work, limit: float, module, entry):
-    """Run a compile in a worker thread; past `limit` seconds, give up on it with a SpirvError
-    (the thread finishes in the background and its result is dropped)."""
-    if not limit:
-        return work()
-    out: dict = {}
-
-    def run():
-        try:
-            out["r"] = work()
-        except BaseException as e:      # re-raised in the caller
-            out["e"] = e
-    t = threading.Thread(target=run, daemon=True, name="jitcoop-compile")
-    t0 = time.perf_counter()
-    t.start()
-    t.join(limit)
-    if t.is_alive():
-        raise SpirvError(f"compiling entry point {entry!r} took longer than its limit of {limit:g} s "
-                         f"(kernel option compile_timeout=, CLI --compile-timeout) and was abandoned "
-                         f"after {time.perf_counter() - t0:.1f} s")
-    if "e" in out:
-        e = out["e"]
-        if isinstance(e, (JitcoopError, KeyboardInterrupt, MemoryError)):
-            raise e
-        raise SpirvError(f"internal error while compiling entry point {entry!r}: {type(e).__name__}: {e} "
+    """work(): with a limit, in a child process stopped past `limit` seconds (runtime.limit);
+    an exception that is not jitcoop's becomes a SpirvError asking for a report."""
+    what = f"entry point {entry!r}"
+    try:
+        return limit_mod.run_limited(work, limit, what) if limit else work()
+    except (JitcoopError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as e:                  # noqa: BLE001 - a bug of the generator, reported as such
+        raise SpirvError(f"internal error while compiling {what}: {type(e).__name__}: {e} "
                          "(please report this with the shader)") from e
-    return out["r"]
 
 
 def _write(path: Path, data: bytes):

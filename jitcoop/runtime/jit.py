@@ -14,8 +14,20 @@ import threading
 
 import llvmlite.binding as llvm
 
-_lock = threading.RLock()
+_lock = threading.RLock()        # LLVM's passes and engine are used by one thread at a time
 _state: dict = {}
+
+
+def lock():
+    """The LLVM lock: held, no other thread of this process is inside jitcoop's LLVM work (a
+    compile's child process is forked under it: jitcoop.runtime.limit)."""
+    return _lock
+
+
+def reset_lock_after_fork():
+    """In a forked child: the lock the parent held while forking, replaced by a free one."""
+    global _lock
+    _lock = threading.RLock()
 
 # The part of numba's runtime (NRT) that compiled kernel-library functions call when they make a
 # scratch array (np.empty): a MemInfo header (refct, dtor, dtor_info, data, size, allocator) and

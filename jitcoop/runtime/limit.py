@@ -1,0 +1,129 @@
+"""A compile under a time limit: in a forked child process that is killed when the limit passes.
+
+A thread cannot be stopped: an abandoned compile went on inside LLVM, held the LLVM lock the next
+compile waited for, and aborted the interpreter at exit (LLVM's static destructors ran under it).
+A child process can be killed at once, takes its memory with it, and fails alone if LLVM crashes.
+fork() copies the process as it is, so the child starts at once with every module imported and
+nothing to pickle in; only the result (the object file, the IR and the kernel's metadata) comes
+back through a pipe.
+
+Forking a process with threads is safe when no other thread holds a lock the child needs: the
+child only runs jitcoop's generator and LLVM, so the fork happens under jit's LLVM lock (no other
+jitcoop thread is inside LLVM then) and the child gets a fresh lock of its own.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import signal
+import time
+import warnings
+
+from ..errors import SpirvError
+from . import jit
+
+
+def run_limited(work, limit: float, what: str):
+    """work() in a child process; its result, or its exception raised here. Past `limit` seconds
+    the child is killed and a SpirvError says so. Without os.fork (not Linux or macOS), work()
+    runs here with no limit."""
+    if not hasattr(os, "fork"):
+        return work()
+    r, w = os.pipe()
+    with jit.lock(), warnings.catch_warnings():
+        # Python 3.12 warns about fork() in a process with threads; see the module docstring
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:                                        # the child
+        os.close(r)
+        _child(work, w)
+    os.close(w)
+    t0 = time.perf_counter()
+    try:
+        data = _read_until(r, t0 + limit)
+    except BaseException:                              # Ctrl-C: the compile stops too
+        _kill(pid)
+        raise
+    finally:
+        os.close(r)
+    if data is None:
+        _kill(pid)
+        raise SpirvError(f"compiling {what} took longer than its limit of {limit:g} s (kernel option "
+                         f"compile_timeout=, CLI --compile-timeout) and was stopped after "
+                         f"{time.perf_counter() - t0:.1f} s")
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exited with status {os.WEXITSTATUS(status)}")
+        raise SpirvError(f"compiling {what}: the compiler process {how} (out of memory, or a crash "
+                         "in LLVM; please report this with the shader)")
+    ok, value = pickle.loads(data)
+    if ok:
+        return value
+    raise _rebuilt(value)
+
+
+def _child(work, w: int):
+    """Run work() and write (ok, result or exception) to the pipe; never return."""
+    code = 0
+    try:
+        jit.reset_lock_after_fork()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)   # the parent handles Ctrl-C and kills us
+        try:
+            out = (True, work())
+        except BaseException as e:                     # noqa: BLE001 - every failure goes back
+            out = (False, _portable(e))
+        try:
+            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:                         # noqa: BLE001 - an exception that won't pickle
+            text = out[1][3] if not out[0] else f"{type(e).__name__}: {e}"
+            data = pickle.dumps((False, (RuntimeError, (text,), {}, text)))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+    except BaseException:                              # noqa: BLE001
+        code = 3
+    finally:
+        os._exit(code)                                  # no atexit handlers, no buffers flushed twice
+
+
+def _read_until(fd: int, deadline: float):
+    """Everything written to fd until EOF, or None when the deadline passes first."""
+    chunks = []
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return None
+            if not sel.select(min(left, 0.5)):
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def _kill(pid: int):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def _portable(e: BaseException):
+    """An exception as (class, args, attributes), which pickles whatever its constructor takes."""
+    return (type(e), e.args, dict(getattr(e, "__dict__", {})), f"{type(e).__name__}: {e}")
+
+
+def _rebuilt(value) -> BaseException:
+    cls, args, attrs, text = value
+    try:
+        e = cls.__new__(cls)
+        e.args = args
+        e.__dict__.update(attrs)
+    except Exception:                                  # noqa: BLE001
+        e = RuntimeError(text)
+    return e

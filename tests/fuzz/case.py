@@ -59,11 +59,10 @@ def run_case(case: dict) -> dict:
         spec = dict(recipe.spec) if recipe else {}
         if case.get("fit", True):
             spec = _fit_spec(mod, spec)
-        options = dict(recipe.options) if recipe else {}
+        options = {**(recipe.options if recipe else {}), "compile_timeout": case.get("compile_timeout", 60.0)}
         t0, c0 = time.perf_counter(), _cpu()
         try:
-            k = mod.kernel(recipe.entry if recipe else None, spec=spec,
-                           compile_timeout=case.get("compile_timeout", 60.0), **options)
+            k = mod.kernel(recipe.entry if recipe else None, spec=spec, **options)
         finally:
             # CPU seconds say how much work a compile was on a loaded machine, where wall-clock
             # seconds mostly say how busy the machine was

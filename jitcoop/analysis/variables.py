@@ -105,6 +105,11 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
         v = m.all_defs[max(out.private_vars, key=lambda x: size_of(out.var_types[x].pointee))]
         raise v.error(f"the Private variables need {per_invocation} bytes per invocation; jitcoop runs at "
                       f"most {MAX_INVOCATION_BYTES >> 10} KiB")
+    for b in out.bindings.values():
+        w = None if b.writable else _write_through(ctx, b.var)
+        if w is not None:
+            raise w.error(f"writes binding (set {b.set}, binding {b.binding}) '{b.name}', which is read-only "
+                          "(NonWritable, or a uniform buffer)")
     out.shared_size = shared_off
     for v in [x.result for x in ctx.ff.variables] + out.private_vars:
         if v not in keep_in_memory and promotable(ctx, out.var_types, v):
@@ -143,6 +148,33 @@ def promotable(ctx: Context, var_types: dict, v: int) -> bool:
                 continue
             return False
     return True
+
+
+# Instructions that write memory through their first operand (atomics besides OpAtomicLoad too),
+# and those whose result is a pointer into what their pointer operand points into.
+_WRITES = ("OpStore", "OpCopyMemory", "OpCopyMemorySized", "OpCooperativeMatrixStoreKHR",
+           "OpCooperativeMatrixStoreTensorNV", "OpCooperativeVectorStoreNV",
+           "OpCooperativeVectorOuterProductAccumulateNV", "OpCooperativeVectorReduceSumAccumulateNV")
+_DERIVED = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain",
+            "OpCopyObject", "OpPhi", "OpSelect")
+
+
+def _write_through(ctx: Context, var: int):
+    """The first instruction of the flat function that writes memory through a pointer derived
+    from variable var (a read-only binding is neither snapshotted nor restored: no write may
+    reach it), or None."""
+    seen, stack = {var}, [var]
+    while stack:
+        p = stack.pop()
+        for u in ctx.users.get(p, ()):
+            op = u.opname
+            if (op in _WRITES or (op.startswith("OpAtomic") and op != "OpAtomicLoad")) and u.operands[0] == p:
+                return u
+            if op in _DERIVED and u.result not in seen and (op in ("OpPhi", "OpSelect", "OpCopyObject")
+                                                             or u.operands[0] == p):
+                seen.add(u.result)
+                stack.append(u.result)
+    return None
 
 
 def _all_members_nonwritable(m, var, t):

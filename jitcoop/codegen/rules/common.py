@@ -3,7 +3,7 @@ patterns of leaves."""
 from __future__ import annotations
 
 from ...errors import SpirvError
-from ...spirv.types import Matrix, Scalar, Vector, leaves
+from ...spirv.types import Matrix, Scalar, Vector, describe, leaves
 from ..llvm import mem_ty, ty
 
 
@@ -86,6 +86,14 @@ def from_bits(em, x: str, s: Scalar) -> str:
     if s.kind == "bool":
         return em.op(f"icmp ne {mt} {m}, 0")
     return em.from_mem(m, s)
+
+
+def int_operand(em, ins, vid, what: str):
+    """An operand that must be an integer scalar (an offset, a stride)."""
+    t = em.value_type(vid)
+    if not (isinstance(t, Scalar) and t.kind == "int"):
+        raise SpirvError(f"the {what} operand %{vid} has type {describe(t)}; an integer scalar is needed",
+                         **ins.where())
 
 
 def check_leaves(ins, a, b):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import SpirvError
-from ...spirv.types import (Array, Matrix, Opaque, Pointer, Struct, Vector, array_stride, child, leaves,
-                            member_offsets, n_leaves, size_of)
+from ...spirv.types import (Array, Matrix, Opaque, Pointer, Struct, Vector, array_stride, child, describe,
+                            leaves, member_offsets, n_leaves, size_of)
 from ..meta import Ptr
 from . import rule
 
@@ -43,6 +43,7 @@ def _access_chain(em, ins):
         t, leaf = base.pointee, base.leaf
         for i in idx:
             c = int(em.spec.scalar_const(i))
+            _check_component(ins, t, c)
             t, pos = child(t, c)
             leaf += pos
         em.ptrs[ins.result] = replace(base, pointee=t, leaf=leaf)
@@ -65,6 +66,7 @@ def _access_chain(em, ins):
         if isinstance(t, Struct):
             if c is None:
                 raise SpirvError("a struct index must be a constant", **ins.where())
+            _check_component(ins, t, c)
             const_off += member_offsets(t)[c]
             member = t.members[c]
             t = member.type
@@ -97,6 +99,15 @@ def _access_chain(em, ins):
     em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=base.root, member=member,
                                   static_off=static, root_min=base.root_min, elem_stride=elem_stride,
                                   root_name=base.root_name))
+
+
+def _check_component(ins, t, c: int):
+    """A constant index into a struct (or into a variable held in registers, whose components
+    are its leaves) must name a component: a spec constant can pick one past the end."""
+    n = len(t.members) if isinstance(t, Struct) else t.n if isinstance(t, Vector) else \
+        t.ncols if isinstance(t, Matrix) else t.length if isinstance(t, Array) else None
+    if n is not None and not 0 <= c < n:
+        raise SpirvError(f"index {c} of a {describe(t)}, which has {n} component{'s' * (n != 1)}", **ins.where())
 
 
 def _scaled_index(em, vid, stride) -> str:

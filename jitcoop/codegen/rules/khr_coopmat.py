@@ -17,6 +17,7 @@ from ...errors import SpirvError
 from ...kernels import codes as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
 from . import REWRITES, collective, pure, rule
+from .common import int_operand
 
 CM = "jitcoop.kernels.coopmat"
 
@@ -110,6 +111,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     col_major = _layout_operand(em, ins, layout_id)
     if stride_id is None:
         raise SpirvError("RowMajorKHR and ColumnMajorKHR need the Stride operand", **ins.where())
+    int_operand(em, ins, stride_id, "Stride")
     psize = size_of(p.pointee)
     if psize <= 0:
         raise SpirvError("the Pointer must point to a scalar or vector element of an array", **ins.where())

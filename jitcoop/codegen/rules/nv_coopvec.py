@@ -19,6 +19,7 @@ from ...kernels import codes as CV
 from ...spirv.types import CoopVec, Scalar
 from ..collectives import Arr
 from . import collective, rule
+from .common import int_operand
 
 KCV = "jitcoop.kernels.coopvec"
 
@@ -98,6 +99,7 @@ def _coopvec(em, ins, vid, what):
 def _address(em, ins, pid, off_id, nbytes):
     """The pointer plus the byte Offset operand, bounds-checked for nbytes."""
     p = _mem_ptr(em, ins, pid, "Pointer")
+    int_operand(em, ins, off_id, "Offset")
     if em.spec.is_const(off_id):
         c = int(em.spec.scalar_const(off_id))
         addr = em.addr_plus(p.addr, c)
@@ -204,6 +206,9 @@ def matmul_params(em, ins):
     trans = bool(_const(em, ins, rest[3], "Transpose"))
     stride = rest[4] if len(rest) > 4 else None
     flags = rest[5] if len(rest) > 5 else 0
+    for vid, what in ((o[3], "MatrixOffset"), (o[6] if add else None, "BiasOffset"), (stride, "MatrixStride")):
+        if vid is not None:
+            int_operand(em, ins, vid, what)
     return dict(add=add, input=o[0], in_i=_interp(em, ins, o[1], "InputInterpretation"),
                 matrix=o[2], moff=o[3], mat_i=_interp(em, ins, o[4], "MatrixInterpretation"),
                 bias=o[5] if add else None, boff=o[6] if add else None,
@@ -312,6 +317,9 @@ def _outer(em, ins, wait, resume):
         raise SpirvError(f"a {LAYOUT_NAMES[layout]} layout needs a MatrixStride", **ins.where())
     if a.elem.kind != "float":
         raise SpirvError("OuterProductAccumulate needs float vectors", **ins.where())
+    int_operand(em, ins, o[1], "Offset")
+    if len(o) > 6:
+        int_operand(em, ins, o[6], "MatrixStride")
     A, B = em.coll_block_64(o[2]), em.coll_block_64(o[3])
     addr, off = em.coll_i64(o[0]), em.coll_i64(o[1])
     stride = em.coll_i64(o[6] if len(o) > 6 else None)
@@ -333,6 +341,7 @@ def _reduce_sum(em, ins, wait, resume):
     if code in (None, CV.I_S8, CV.I_S16, CV.I_U8, CV.I_U16, CV.I_E4M3, CV.I_E5M2):
         raise SpirvError(f"ReduceSumAccumulate of {v.elem} components is not supported "
                          "(float16/32/64 or 32/64-bit integers)", **ins.where())
+    int_operand(em, ins, o[1], "Offset")
     Vf, Vi = _in_blocks(em, o[2])
     addr, off = em.coll_i64(o[0]), em.coll_i64(o[1])
     base, size = _bounds(em, p)

@@ -100,7 +100,7 @@ def dispatch_campaign(a) -> int:
     from .campaign import committed_shaders
     names = [n for n in committed_shaders() if n in RECIPES and (not a.shaders or any(s in n for s in a.shaders))]
     counts = collections.Counter()
-    with Runner(nice=a.nice) as r:
+    with Runner(nice=a.nice, cpu=900, wall=1800) as r:       # the first case of a shader compiles it
         for i in range(a.count):
             recipe = names[(a.seed * 7919 + i) % len(names)]
             res = r.run({"kind": "dispatch", "recipe": recipe, "seed": a.seed * 10**7 + i})

@@ -95,12 +95,18 @@ def worker():
 def _corpus_params():
     for e in CORPUS:
         marks = [pytest.mark.xfail(strict=True, reason=e.info["xfail"])] if e.info.get("xfail") else []
+        if e.info.get("slow"):
+            marks.append(pytest.mark.slow)
         yield pytest.param(e, id=e.name, marks=marks)
 
 
 @pytest.mark.parametrize("entry", _corpus_params())
 def test_corpus(worker, entry):
-    r = worker.run(entry.case())
+    if entry.info.get("slow"):
+        with Runner(memory=4 << 30, cpu=1200, wall=2400) as slow_worker:
+            r = slow_worker.run(entry.case())
+    else:
+        r = worker.run(entry.case())
     assert r["outcome"] == entry.info["expect"], r
     assert re.search(entry.info["match"], r.get("message") or ""), r["message"]
     if r["outcome"] in ("spirv_load", "spirv_kernel", "execution"):

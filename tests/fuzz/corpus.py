@@ -8,7 +8,8 @@ An entry is NAME.spv (or NAME.spvasm, assembled when read) and NAME.json:
      "expect": "spirv_load",                      the outcome it must have (tests/fuzz/case.py)
      "match": "regular expression",               searched in the error message
      "found": "...",                              what it did when found, and how it was made
-     "xfail": "reason"}                           only for an engine bug not fixed yet
+     "xfail": "reason",                           only for an engine bug not fixed yet
+     "slow": true, "compile_timeout": 900}        a module that takes minutes to compile
 
 `python3 -m tests.fuzz keep REPRO.json NAME` copies a campaign's reproducer here with its
 current outcome and message, to be edited into a precise expectation.
@@ -30,9 +31,9 @@ class Entry:
     data: bytes
     info: dict
 
-    def case(self, compile_timeout: float = 60.0) -> dict:
+    def case(self) -> dict:
         c = case_for(self.info.get("shader") or self.name, self.info.get("recipe"), 0, data=self.data,
-                     compile_timeout=compile_timeout)
+                     compile_timeout=self.info.get("compile_timeout", 60.0))
         c["fit"] = self.info.get("fit", True)
         return c
 

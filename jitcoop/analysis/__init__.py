@@ -3,6 +3,15 @@ its signature. The code generator (jitcoop.codegen) runs them in this order:
 
     flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
     prune        (during flatten) dead arms of branches on constants removed
+    ssa          (during flatten) Function variables never addressed
+                 indirectly become SSA values with phis (mem2reg)
+    unroll       (during flatten) short counted loops around cooperative
+                 instructions unrolled, the counter a constant per copy
+    sroa         (during flatten) arrays of matrices indexed by constants
+                 split into one variable per element
+    simplify     (during flatten) straight chains of blocks merged
+    cfg          predecessors, dominators, frontiers, natural loops: the
+                 graph facts the passes above share
     variables    bindings, push constants, workgroup, Private and Function
                  variables; which variables become registers              -> Variables
     callbacks    SPIR-V functions cooperative instructions call per element -> {fid: CallbackInfo}

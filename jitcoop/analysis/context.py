@@ -18,7 +18,7 @@ class Context:
     def value_type(self, vid: int) -> Type:
         if vid in self.ff.type_of:
             return self.spec.type(self.ff.type_of[vid])
-        ins = self.m.defs.get(vid)
+        ins = self.spec.def_of(vid)
         if ins is None or ins.result_type is None:
             raise SpirvError(f"%{vid} is used as a value but is not one")
         return self.spec.type(ins.result_type)
@@ -51,7 +51,7 @@ class Context:
     def int_const(self, vid: int):
         """An integer constant's value (spec constants as specialized), or None."""
         from ..spirv.types import Scalar
-        if not self.spec.is_const(vid) or self.m.defs[vid].opname == "OpUndef":
+        if not self.spec.is_const(vid) or self.spec.def_of(vid).opname == "OpUndef":
             return None
         t = self.value_type(vid)
         if not isinstance(t, Scalar) or t.kind != "int":

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import bitmoves, callbacks, liveness, loops, matrices, order, prune, uniform, variables
+from ..analysis import (bitmoves, callbacks, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
+                        uniform, unroll, variables)
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
 from ..errors import SpirvError
@@ -117,8 +118,15 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
 
     def _rewrite_flat(self, ff, ids):
         """The flat function's rewrites before collectives are split out: dead arms of branches on
-        specialization constants go first, so the rules never see them."""
+        specialization constants go first, so the rules never see them; locals become SSA values;
+        short counted loops around cooperative instructions are unrolled, and the arrays of
+        matrices they indexed split into matrices that become SSA values in turn."""
         prune.dead_arms(ff, self.spec)
+        ssa.promote(ff, self.spec, ids)
+        if unroll.unroll_loops(ff, self.spec, ids, lambda ins: ins.opname in R.COLLECTIVE):
+            if sroa.split_matrix_arrays(ff, self.spec, ids):
+                ssa.promote(ff, self.spec, ids)
+        simplify.merge_straight_blocks(ff)
         R.rewrite_flat(self, ff, ids)
 
     def _movable(self, ins, defs) -> bool:

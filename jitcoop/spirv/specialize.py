@@ -74,6 +74,7 @@ class Specialization:
         self.values = dict(values or {})
         self._types: dict[int, Type] = {}
         self._consts: dict[int, list] = {}
+        self.synthetic: dict = {}          # id -> Instruction: constants made by analysis passes
         # Places a cooperative matrix type on a device: (CoopMat) -> Layout. Set by the kernel
         # generator; without it a matrix type has no fragment length (enough for `check`/`info`).
         self.coop_layout = None
@@ -217,10 +218,26 @@ class Specialization:
         return size
 
     # -- constants --------------------------------------------------------------------------------
+    def def_of(self, cid: int):
+        """The instruction defining a module-level id, or a constant a code generator pass made."""
+        return self.m.defs.get(cid) or self.synthetic.get(cid)
+
     def is_const(self, cid: int) -> bool:
-        ins = self.m.defs.get(cid)
+        ins = self.def_of(cid)
         return ins is not None and (ins.opname.startswith(("OpConstant", "OpSpecConstant"))
                                     or ins.opname == "OpUndef")
+
+    def add_constant(self, cid: int, type_id: int, value):
+        """A scalar constant made by a pass (jitcoop.analysis.unroll: an unrolled loop's counter),
+        with an id the pass chose: known to this specialization only, never to the module."""
+        from .reader import Instruction
+        self.synthetic[cid] = Instruction(43, "OpConstant", 0, type_id, cid, [], [])
+        self._consts[cid] = [value]
+
+    def add_undef(self, cid: int, type_id: int):
+        """An undefined value of a type (jitcoop.analysis.ssa: a variable read before it is written)."""
+        from .reader import Instruction
+        self.synthetic[cid] = Instruction(1, "OpUndef", 0, type_id, cid, [], [])
 
     def const(self, cid: int) -> list:
         v = self._consts.get(cid)
@@ -236,7 +253,7 @@ class Specialization:
         return v[0]
 
     def _make_const(self, cid: int) -> list:
-        ins = self.m.defs.get(cid)
+        ins = self.def_of(cid)
         if ins is None or not self.is_const(cid):
             raise SpirvError(f"%{cid} is used as a constant but is not one")
         op, o = ins.opname, ins.operands

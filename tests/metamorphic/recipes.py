@@ -526,6 +526,12 @@ def _flow_acc(r):
                         2: np.full((n + 2, 16, 16), -1, np.float32)}, push=u32(n))
 
 
+@recipe(T + "passes/loops.spv", T + "passes/loops_O.spv")
+def _passes_loops(r):
+    return Dispatch(1, {0: r.small(3 * 256, np.float16, -3, 4), 1: r.small(3 * 256, np.float16, -3, 4),
+                        2: np.full(4 * 256, -1, np.float32)}, push=u32(2))
+
+
 @recipe(T + "coopmat/flow_struct.spv")
 def _flow_struct(r):
     return Dispatch(1, {0: r.small(512, np.float16, -37, 37), 1: np.zeros(256, np.float16)})

@@ -1,0 +1,7 @@
+#!/bin/sh
+# Rebuild the passes' test shaders: glslang's output as it is, and through spirv-opt -O.
+set -e
+cd "$(dirname "$0")"
+bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
+"$bin/glslang" -V --target-env vulkan1.3 loops.comp -o loops.spv
+"$bin/spirv-opt" -O loops.spv -o loops_O.spv

@@ -1,0 +1,68 @@
+"""The flat function's rewriting passes (jitcoop/analysis: prune, ssa, unroll, sroa), on a shader
+written with matrices in arrays walked by loops (tests/shaders/passes/loops.comp), as glslang
+writes it and through spirv-opt -O: what is unrolled and split, what is left alone (a trip count
+the compiler cannot know, a `break`, an index only known at run time), and that the results are
+the shader's, element for element (small integers: every product and sum exact in float32)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jitcoop
+from jitcoop.codegen.emitter import KernelGen
+from jitcoop.options import KernelOptions
+from jitcoop.spirv.specialize import Specialization
+
+PASSES = Path(__file__).parent / "shaders" / "passes"
+
+
+def reference(a_tiles, b_tiles, n):
+    """loops.comp's four accumulators, from its header comment."""
+    A = [t.astype(np.float64) for t in a_tiles]
+    B = [t.astype(np.float64) for t in b_tiles]
+    acc0 = sum(A[k] @ B[k] for k in range(3))
+    acc1 = sum((A[k % 3] @ B[(k + 2) % 3] for k in range(n)), np.zeros((16, 16)))
+    acc2 = 2 + sum((A[k] @ B[k] for k in range(3) if k != n), np.zeros((16, 16)))
+    acc3 = sum((A[k] @ B[k] for k in range(min(n, 3))), np.zeros((16, 16)))
+    return np.stack([acc0, acc1, acc2, acc3])
+
+
+@pytest.mark.parametrize("module", ["loops.spv", "loops_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_loops_over_matrix_arrays_compute_what_the_shader_says(module, profile):
+    rng = np.random.default_rng(3)
+    a_tiles = rng.integers(-3, 4, (3, 16, 16)).astype(np.float16)
+    b_tiles = rng.integers(-3, 4, (3, 16, 16)).astype(np.float16)
+    a = a_tiles.reshape(-1)
+    b = np.ascontiguousarray(b_tiles.transpose(0, 2, 1)).reshape(-1)     # column-major tiles
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    for n in (0, 1, 2, 3, 5):
+        c = np.full(4 * 256, np.nan, np.float32)
+        k.dispatch(1, {0: a, 1: b, 2: c}, push=np.uint32(n).tobytes())
+        np.testing.assert_array_equal(c.reshape(4, 16, 16), reference(a_tiles, b_tiles, n), err_msg=f"n = {n}")
+
+
+def flat(module):
+    m = jitcoop.Device().load(PASSES / module).spirv
+    gen = KernelGen(m, Specialization(m, {}), None, 32, KernelOptions())
+    return m, gen.ff
+
+
+def test_what_is_unrolled_and_split():
+    """Counted loops around matrix instructions are gone and their arrays split into SSA matrices;
+    the loop over a push constant's count and the loop with a `break` stay loops, and the arrays
+    indexed by a run-time value (a2, b2) stay variables."""
+    m, ff = flat("loops.spv")
+    loops = [b for b in ff.blocks if b.merge is not None and b.merge.opname == "OpLoopMerge"]
+    assert len(loops) == 2
+    assert sorted(m.names.get(v.result, "?") for v in ff.variables) == ["a2", "b2"]
+    calls = [i for b in ff.blocks for i in b.instrs if i.opname == "OpCooperativeMatrixMulAddKHR"]
+    # acc0's 3, acc2's 3 (each behind its `continue` test), and one each in the two loops
+    assert len(calls) == 8
+
+
+def test_the_same_after_spirv_opt():
+    """spirv-opt -O unrolls nothing itself and leaves phis for counters: the same two loops remain."""
+    _, ff = flat("loops_O.spv")
+    loops = [b for b in ff.blocks if b.merge is not None and b.merge.opname == "OpLoopMerge"]
+    assert len(loops) == 2

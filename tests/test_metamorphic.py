@@ -258,6 +258,18 @@ def test_boolean_phi_where_the_branch_is_live(g, n, add):
     np.testing.assert_array_equal(_spec_dead_phi({0: 1, 1: g}, n), np.arange(64) + add)
 
 
+def test_a_block_placed_before_the_block_that_comes_to_dominate_it():
+    """spec_dead_phi_reordered.spv is the seeded variant 11 of spec_dead_phi.spv
+    (`python3 -m tests.metamorphic`: blocks reordered, a load routed through OpCopyObject, spirv-opt
+    passes, an unreachable block added): the `if`'s merge block comes before its then-branch, legal
+    while the edge around the `if` exists. FLAGS = 1 removes that edge, the then-branch now
+    dominates the merge block, and the variable r, an SSA value now, was used above its phi."""
+    k = jitcoop.Device().load(META / "spec_dead_phi_reordered.spv").kernel(spec={0: 1, 1: 1})
+    o = np.zeros(64, np.uint32)
+    k.dispatch(2, {0: o}, push=struct.pack("<I", 10))
+    np.testing.assert_array_equal(o, np.arange(64) + 2)       # !(G > 1) && 10 % 7 != 0: r = 2
+
+
 def test_boolean_phi_in_code_a_specialization_constant_makes_dead():
     """spec_dead_phi.comp with FLAGS = 0, the shape of the production flash-attention failure
     (issue 22): a boolean phi in code a specialization constant makes dead. The numba generator

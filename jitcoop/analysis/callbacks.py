@@ -38,20 +38,22 @@ def find(ctx: Context, callback_operands, collective: set, private_vars: list) -
     """{fid: CallbackInfo} of every function a cooperative instruction of the flat function calls.
     callback_operands(ins) -> [(fid, role)]."""
     out: dict = {}
+    bound = ctx.ff.id_bound       # the ids each callback makes (inlined calls) stay distinct
     for b in ctx.ff.blocks:
         for ins in b.instrs:
             for fid, role in callback_operands(ins):
                 if fid not in out:
-                    out[fid] = _analyse(ctx, fid, role, collective, private_vars)
+                    out[fid] = _analyse(ctx, fid, role, collective, private_vars, bound)
+                    bound = out[fid].ff.id_bound
     return out
 
 
-def _analyse(ctx: Context, fid: int, role: str, collective: set, private_vars: list) -> CallbackInfo:
+def _analyse(ctx: Context, fid: int, role: str, collective: set, private_vars: list, first_id) -> CallbackInfo:
     m, spec = ctx.m, ctx.spec
     fn = m.functions.get(fid)
     if fn is None:
         raise SpirvError(f"the {role} %{fid} is not a function")
-    ff = flatten(m, fid, lambda ins: False)
+    ff = flatten(m, fid, lambda ins: False, first_id=first_id)
     for p in fn.params:
         ff.type_of[p.result] = p.result_type
         ff.defs[p.result] = p

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import graph
 from .flatten import FlatFunction
 
 
@@ -20,63 +21,37 @@ def predecessors(ff: FlatFunction) -> dict[int, list[int]]:
 def reverse_postorder(ff: FlatFunction) -> list[int]:
     """The blocks reachable from the entry, each before its successors (back edges aside)."""
     bmap = ff.block_map()
-    entry = ff.blocks[0].label
-    post, seen = [], {entry}
-    stack = [(entry, iter(bmap[entry].succs()))]
-    while stack:
-        label, it = stack[-1]
-        s = next((x for x in it if x not in seen and x in bmap), None)
-        if s is None:
-            post.append(label)
-            stack.pop()
-        else:
-            seen.add(s)
-            stack.append((s, iter(bmap[s].succs())))
-    return post[::-1]
+    return graph.reverse_postorder(ff.blocks[0].label, lambda label: bmap[label].succs(), bmap)
 
 
 def dominators(ff: FlatFunction, preds=None) -> dict[int, int]:
-    """label -> its immediate dominator (the entry maps to itself); reachable blocks only.
-    Cooper, Harvey and Kennedy's iterative algorithm over the reverse post-order."""
-    preds = preds or predecessors(ff)
-    rpo = reverse_postorder(ff)
-    index = {label: i for i, label in enumerate(rpo)}
-    entry = rpo[0]
-    idom = {entry: entry}
-
-    def meet(a, b):
-        while a != b:
-            while index[a] > index[b]:
-                a = idom[a]
-            while index[b] > index[a]:
-                b = idom[b]
-        return a
-
-    changed = True
-    while changed:
-        changed = False
-        for label in rpo[1:]:
-            done = [p for p in preds[label] if p in idom]
-            if not done:
-                continue
-            new = done[0]
-            for p in done[1:]:
-                new = meet(p, new)
-            if idom.get(label) != new:
-                idom[label] = new
-                changed = True
-    return idom
+    """label -> its immediate dominator (the entry maps to itself); reachable blocks only."""
+    return graph.immediate_dominators(reverse_postorder(ff), preds or predecessors(ff))
 
 
-def dominates(idom: dict, a: int, b: int) -> bool:
-    """Whether block a dominates block b (both reachable)."""
-    while True:
-        if a == b:
-            return True
-        up = idom.get(b)
-        if up is None or up == b:
-            return False
-        b = up
+dominates = graph.dominates
+
+
+def dominance_order(ff: FlatFunction) -> bool:
+    """Reorder the blocks so that each follows its dominators, as SPIR-V lays them out and the
+    code generator defines values (a pre-order walk of the dominator tree, siblings in their
+    old order; unreachable blocks last). Pruning an edge can make a block that came first
+    dominated by a later one, and the SSA values the passes make are then used above their
+    definition. Returns whether the order changed."""
+    idom = dominators(ff)
+    pos = {b.label: i for i, b in enumerate(ff.blocks)}
+    if all(pos[up] <= pos[label] for label, up in idom.items()):
+        return False                # already so: the order the shader gave is kept
+    kids = dominator_tree(idom)
+    order, stack = [], [ff.blocks[0].label]
+    while stack:
+        label = stack.pop()
+        order.append(label)
+        stack.extend(sorted(kids[label], key=pos.__getitem__, reverse=True))
+    order += [b.label for b in ff.blocks if b.label not in idom]
+    bmap = ff.block_map()
+    ff.blocks = [bmap[label] for label in order]
+    return True
 
 
 def frontiers(ff: FlatFunction, idom: dict, preds=None) -> dict[int, set]:

@@ -61,6 +61,8 @@ class FlatFunction:
     variables: list = field(default_factory=list)  # Function-storage OpVariables, all inlined callees'
     type_of: dict = field(default_factory=dict)    # result id -> type id, for every value
     defs: dict = field(default_factory=dict)       # result id -> defining instruction
+    id_bound: int = 0                              # ids from here up are free (above the module's
+                                                   # bound and every fresh id this function took)
 
     def block_map(self):
         return {b.label: b for b in self.blocks}
@@ -102,8 +104,12 @@ class _Ids:
         return self.next - 1
 
 
-def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None) -> FlatFunction:
-    ids = _Ids(m.header.bound)
+def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None,
+            first_id: int | None = None) -> FlatFunction:
+    """The entry function with its calls inlined and its blocks split at collective instructions.
+    Fresh ids start at first_id (default the module's bound): the callbacks' flat functions, whose
+    variables join the kernel's, take theirs above the kernel's own."""
+    ids = _Ids(m.header.bound if first_id is None else first_id)
     fn = m.functions[entry_fid]
     variables = []
     blocks = []
@@ -132,6 +138,7 @@ def flatten(m: Module, entry_fid: int, is_collective, rewrite=None, movable=None
             if ins.result is not None:
                 ff.type_of[ins.result] = ins.result_type
                 ff.defs[ins.result] = ins
+    ff.id_bound = ids.next
     return ff
 
 

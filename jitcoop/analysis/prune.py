@@ -15,10 +15,8 @@ from .flatten import FlatFunction, _synth
 
 def _constant(spec, vid):
     """A branch condition's or switch selector's value when it is a constant, else None."""
-    if not spec.is_const(vid) or spec.def_of(vid).opname == "OpUndef":
-        return None
-    v = spec.const(vid)
-    return v[0] if len(v) == 1 else None
+    v = spec.known(vid)
+    return v[0] if v is not None and len(v) == 1 else None
 
 
 def _live_target(term: Instruction, spec):

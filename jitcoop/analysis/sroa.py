@@ -30,10 +30,7 @@ _FOLD = {"OpIAdd": lambda a, b: a + b, "OpISub": lambda a, b: a - b, "OpIMul": l
 def _int(spec, defs, vid, depth=0):
     """An integer index's value when it is a constant or constant arithmetic, else None."""
     if spec.is_const(vid):
-        if spec.def_of(vid).opname == "OpUndef":
-            return None
-        v = spec.scalar_const(vid)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return spec.known_int(vid)
     ins = defs.get(vid)
     if ins is None or ins.opname not in _FOLD or depth > 8:
         return None

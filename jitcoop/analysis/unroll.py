@@ -65,18 +65,6 @@ class _Plan:
         self.trips = trips
 
 
-def _const_int(spec, vid):
-    if not spec.is_const(vid) or spec.def_of(vid).opname == "OpUndef":
-        return None
-    try:
-        t = spec.type(spec.def_of(vid).result_type)
-    except Exception:                                   # noqa: BLE001 - not a typed constant
-        return None
-    if not isinstance(t, Scalar) or t.kind != "int":
-        return None
-    return int(spec.scalar_const(vid))
-
-
 def _touches_matrices(spec, ins, is_collective) -> bool:
     """A cooperative instruction, or one that makes or addresses a cooperative matrix (the
     loop that fills an array of accumulators has no cooperative instruction, but must be
@@ -122,7 +110,7 @@ def _plan(ff, spec, lp: cfg.Loop, preds, is_collective):
     latch = lp.latches[0]
     for k, other in ((0, 1), (1, 0)):
         iv = next((p for p in h.phis if p.result == cond.operands[k]), None)
-        bound = _const_int(spec, cond.operands[other])
+        bound = spec.known_int(cond.operands[other])
         if iv is not None and bound is not None:
             break
     else:
@@ -131,11 +119,11 @@ def _plan(ff, spec, lp: cfg.Loop, preds, is_collective):
     entries = [lbl for lbl in pairs if lbl not in lp.body]
     if len(entries) != 1 or latch not in pairs:
         return None
-    start = _const_int(spec, pairs[entries[0]])
+    start = spec.known_int(pairs[entries[0]])
     step_ins = next((i for b in blocks for i in b.instrs if i.result == pairs[latch]), None)
     if start is None or step_ins is None or step_ins.opname != "OpIAdd" or iv.result not in step_ins.operands:
         return None
-    step = _const_int(spec, step_ins.operands[1] if step_ins.operands[0] == iv.result else step_ins.operands[0])
+    step = spec.known_int(step_ins.operands[1] if step_ins.operands[0] == iv.result else step_ins.operands[0])
     t = spec.type(iv.result_type)
     if step is None or not isinstance(t, Scalar) or t.kind != "int":
         return None

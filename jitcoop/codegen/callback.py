@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..analysis.context import Context
 from ..errors import SpirvError
 from ..spirv.types import Opaque, Pointer, Vector, leaves, n_leaves
+from .builtins import emit_lane_coordinates
 from .emitter import KernelGen
 from .llvm import Function, lit, ty
 from .meta import Ptr
@@ -107,12 +108,7 @@ class CallbackGen(KernelGen):
         fn.emit("%wq = udiv i64 %wg, %ngx")
         fn.emit("%wy = urem i64 %wq, %ngy")
         fn.emit("%wz = udiv i64 %wq, %ngy")
-        fn.emit(f"%lx = urem i64 %lane, {lx}")
-        fn.emit(f"%lq = udiv i64 %lane, {lx}")
-        fn.emit(f"%ly = urem i64 %lq, {ly}")
-        fn.emit(f"%lz = udiv i64 %lane, {lx * ly}")
-        fn.emit(f"%lanefr0 = mul i64 %lane, {self.meta.private_frame}")
-        fn.emit("%lanefr = add i64 %pvp, %lanefr0")
+        emit_lane_coordinates(fn, self.local_size, self.meta.private_frame)
         self.entry_defs = fn.splice()
         self.lane_defs = self.entry_defs
         for i, (pid, t) in enumerate(zip(self.params, self.param_types)):

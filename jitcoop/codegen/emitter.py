@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import (bitmoves, callbacks, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
+from ..analysis import (bitmoves, callbacks, cfg, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
                         uniform, unroll, variables)
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
@@ -35,7 +35,7 @@ from ..spirv.specialize import Specialization
 from ..spirv.types import (CoopMat, Opaque, Pointer, Scalar, TensorLayout, TensorView, Type, Vector,
                            describe, leaves)
 from . import rules as R
-from .builtins import Builtins
+from .builtins import Builtins, emit_lane_coordinates
 from .collectives import Collectives
 from .control import ControlFlow
 from .memory import Memory
@@ -127,6 +127,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             if sroa.split_matrix_arrays(ff, self.spec, ids):
                 ssa.promote(ff, self.spec, ids)
         simplify.merge_straight_blocks(ff)
+        cfg.dominance_order(ff)
         R.rewrite_flat(self, ff, ids)
 
     def _movable(self, ins, defs) -> bool:
@@ -460,12 +461,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             fn.br("lane.go")
             st = None
         fn.block("lane.go")
-        fn.emit(f"%lx = urem i64 %lane, {lx}")
-        fn.emit(f"%lq = udiv i64 %lane, {lx}")
-        fn.emit(f"%ly = urem i64 %lq, {ly}")
-        fn.emit(f"%lz = udiv i64 %lane, {lx * ly}")
-        fn.emit(f"%lanefr0 = mul i64 %lane, {self.meta.private_frame}")
-        fn.emit("%lanefr = add i64 %pvp, %lanefr0")
+        emit_lane_coordinates(fn, self.local_size, self.meta.private_frame)
         self.lane_defs = fn.splice()
         self._lane_go_switch = fn.splice()       # the dispatch on the lane's resume point
         self._prepare_phis()

@@ -252,6 +252,20 @@ class Specialization:
             raise SpirvError(f"%{cid} is used as a scalar constant but has {len(v)} components")
         return v[0]
 
+    def known(self, cid: int) -> list | None:
+        """A constant's components when its value is known (not OpUndef), else None: what the
+        rewriting passes may fold."""
+        if not self.is_const(cid) or self.def_of(cid).opname == "OpUndef":
+            return None
+        return self.const(cid)
+
+    def known_int(self, cid: int) -> int | None:
+        """An integer scalar constant's known value, else None (booleans, floats, OpUndef)."""
+        v = self.known(cid)
+        if v is None or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], int):
+            return None
+        return v[0]
+
     def _make_const(self, cid: int) -> list:
         ins = self.def_of(cid)
         if ins is None or not self.is_const(cid):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import graph
 from ..errors import SpirvError
 from .grammar import grammar
 
@@ -538,12 +539,7 @@ class _Validator:
                     where[ins.result] = (bi, pos)
 
         def dominates(a, b):
-            while b != a:
-                nb = idom.get(b)
-                if nb is None or nb == b:
-                    return False
-                b = nb
-            return True
+            return graph.dominates(idom, a, b)
 
         self.structure(f, index, succ, idom, dominates)
         for bi, b in enumerate(blocks):
@@ -782,42 +778,13 @@ def _function_positions(op, o, kinds) -> set:
 
 
 def _idoms(succ: list) -> dict:
-    """Immediate dominators of the blocks reachable from block 0 (Cooper, Harvey, Kennedy)."""
-    order, seen, stack = [], {0}, [(0, iter(succ[0]))]
-    while stack:
-        b, it = stack[-1]
-        n = next(it, None)
-        if n is None:
-            order.append(b)
-            stack.pop()
-        elif n not in seen:
-            seen.add(n)
-            stack.append((n, iter(succ[n])))
-    rpo = order[::-1]
-    num = {b: i for i, b in enumerate(rpo)}
+    """Immediate dominators of the blocks reachable from block 0."""
+    rpo = graph.reverse_postorder(0, succ.__getitem__)
     preds = {b: [] for b in rpo}
     for b in rpo:
         for s in succ[b]:
             preds[s].append(b)
-    idom = {0: 0}
-    changed = True
-    while changed:
-        changed = False
-        for b in rpo[1:]:
-            ps = [p for p in preds[b] if p in idom]
-            new = ps[0]
-            for p in ps[1:]:
-                a, c = p, new
-                while a != c:
-                    while num[a] > num[c]:
-                        a = idom[a]
-                    while num[c] > num[a]:
-                        c = idom[c]
-                new = a
-            if idom.get(b) != new:
-                idom[b] = new
-                changed = True
-    return idom
+    return graph.immediate_dominators(rpo, preds)
 
 
 # -- operand type rules of the core instructions --------------------------------------------------

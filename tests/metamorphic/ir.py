@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 
+from jitcoop import graph
 from jitcoop.spirv.grammar import grammar
 from jitcoop.spirv.reader import read_words
 
@@ -239,46 +240,11 @@ class Function:
     def reachable(self) -> list[int]:
         """Labels reachable from the entry block, in reverse postorder."""
         bm = self.block_map()
-        seen, order = set(), []
-        stack = [(self.blocks[0].label, iter(bm[self.blocks[0].label].successors()))]
-        seen.add(self.blocks[0].label)
-        while stack:
-            lab, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                order.append(lab)
-                stack.pop()
-            elif nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, iter(bm[nxt].successors())))
-        return order[::-1]
+        return graph.reverse_postorder(self.blocks[0].label, lambda label: bm[label].successors())
 
     def idoms(self) -> dict[int, int]:
-        """Immediate dominators of the reachable blocks (the entry maps to itself): the iterative
-        algorithm of Cooper, Harvey and Kennedy."""
-        rpo = self.reachable()
-        index = {b: i for i, b in enumerate(rpo)}
-        preds = self.preds()
-        entry = rpo[0]
-        idom = {entry: entry}
-        changed = True
-        while changed:
-            changed = False
-            for b in rpo[1:]:
-                ps = [p for p in preds[b] if p in idom]
-                new = ps[0]
-                for p in ps[1:]:
-                    a, c = p, new
-                    while a != c:
-                        while index[a] > index[c]:
-                            a = idom[a]
-                        while index[c] > index[a]:
-                            c = idom[c]
-                    new = a
-                if idom.get(b) != new:
-                    idom[b] = new
-                    changed = True
-        return idom
+        """Immediate dominators of the reachable blocks (the entry maps to itself)."""
+        return graph.immediate_dominators(self.reachable(), self.preds())
 
     def dominators(self) -> dict[int, set[int]]:
         """For each reachable block, the set of blocks dominating it (itself included)."""

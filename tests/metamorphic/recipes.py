@@ -1103,7 +1103,7 @@ def _debug_scope(r):
     return Dispatch(2, {0: r.normal(64), 1: np.zeros(64, np.float32)})
 
 
-@recipe(T + "metamorphic/spec_dead_phi.spv", spec={0: 1, 1: 1})
+@recipe(T + "metamorphic/spec_dead_phi.spv", T + "metamorphic/spec_dead_phi_reordered.spv", spec={0: 1, 1: 1})
 def _spec_dead_phi(r):
     return Dispatch(2, {0: np.zeros(64, np.uint32)}, push=struct.pack("<I", 10))
 

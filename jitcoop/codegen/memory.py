@@ -76,7 +76,7 @@ class Memory:
         """The bounds check of an access of nbytes at addr."""
         if self.options.unchecked:
             return
-        if p.static_off is not None and p.root_min is not None and p.static_off + nbytes <= p.root_min:
+        if p.static_off is not None and p.root_min is not None and 0 <= p.static_off <= p.root_min - nbytes:
             return          # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root

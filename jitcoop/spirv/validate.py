@@ -338,6 +338,8 @@ class _Validator:
             if op.startswith("OpType"):
                 continue
             self.runnable_result(ins)
+            if op != "OpVariable" and ins.result is not None:
+                self._builtin_type(ins, ins.result, ins.result_type)      # a WorkgroupSize constant
             if op == "OpVariable":
                 t = self.tdef(ins.result_type)
                 if t.opname != "OpTypePointer":
@@ -351,6 +353,8 @@ class _Validator:
                             self.m.has_decoration(block, "Block") or self.m.has_decoration(block, "BufferBlock")):
                         raise ins.error(f"a {sc} variable holds a struct decorated Block or BufferBlock; this one "
                                         f"holds {self.describe(t.operands[1])}")
+                if sc == "Input":
+                    self._builtin_type(ins, ins.result, t.operands[1])
                 if len(ins.operands) > 1:
                     self._value(ins, ins.operands[1], "initializer")
                     if not self.same(self.vtype(ins.operands[1]), t.operands[1]):
@@ -405,6 +409,21 @@ class _Validator:
                 elif not sized_by_builtin and (min(args) < 1 or args[0] * args[1] * args[2] > 4096):
                     raise ins.error(f"workgroup size {tuple(args)} of entry point {ep.name!r} is not "
                                     "supported (1 to 4096 invocations)")
+
+    def _builtin_type(self, ins, x, tid):
+        """A built-in input has the type the Vulkan specification gives it (its value is made as
+        that type: a GlobalInvocationId of 8-bit integers is not one)."""
+        for n, args in self.m.decorations.get(x, ()):
+            if n != "BuiltIn" or not args:
+                continue
+            name = self.g.enum_name("BuiltIn", args[0])
+            want = _BUILTIN_TYPES.get(name)
+            if want is None:
+                continue
+            count, what = want
+            if self.kind(tid) != "int" or self.width(tid) != 32 or self.count(tid) != count \
+                    or (count == 1) != (self.top(tid) == "OpTypeInt"):
+                raise ins.error(f"built-in {name} is {what}, not {self.describe(tid)}")
 
     def _folded(self, ins):
         """The operation an OpSpecConstantOp folds has the operand types it has in a function."""
@@ -720,6 +739,18 @@ class _Validator:
             else:
                 raise ins.error(f"index %{x} goes into a {self.describe(t)}, which has no components")
         return t
+
+
+_VEC3 = (3, "a vector of three 32-bit integers")
+_SCALAR = (1, "a 32-bit integer")
+_MASK = (4, "a vector of four 32-bit integers")
+_BUILTIN_TYPES = {
+    "LocalInvocationId": _VEC3, "WorkgroupId": _VEC3, "NumWorkgroups": _VEC3, "GlobalInvocationId": _VEC3,
+    "WorkgroupSize": _VEC3, "LocalInvocationIndex": _SCALAR, "SubgroupSize": _SCALAR,
+    "SubgroupMaxSize": _SCALAR, "SubgroupLocalInvocationId": _SCALAR, "SubgroupId": _SCALAR,
+    "NumSubgroups": _SCALAR, "SubgroupEqMask": _MASK, "SubgroupGeMask": _MASK, "SubgroupGtMask": _MASK,
+    "SubgroupLeMask": _MASK, "SubgroupLtMask": _MASK,
+}
 
 
 def _positive(c, v) -> bool:

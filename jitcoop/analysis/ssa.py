@@ -19,13 +19,43 @@ def _pointee_type_id(spec, var) -> int:
     return spec.def_of(var.result_type).operands[1]
 
 
-def candidates(ff: FlatFunction, spec, users: dict) -> list:
+def _stored_in_quiet_loops(ff: FlatFunction, is_collective) -> set:
+    """Variables stored inside a loop with no collective instruction in it and read after it.
+
+    An SSA value live across a collective is written to its lane's slot where it is defined
+    (jitcoop.analysis.liveness); a variable held in registers is saved only when the lane
+    suspends. Inside a loop that never suspends (a tiled GEMM's inner product loop accumulating
+    before the next barrier) the first costs a store per iteration, the second one per suspend:
+    such variables are left to the variables analysis, unless they hold matrices. (A loop's own
+    counter, read only inside it, dies with the loop: it stays a candidate, for the unroller.)"""
+    idom = cfg.dominators(ff)
+    bmap = ff.block_map()
+    loads_at: dict = {}
+    for b in ff.blocks:
+        for i in b.instrs:
+            if i.opname == "OpLoad":
+                loads_at.setdefault(i.operands[0], set()).add(b.label)
+    out = set()
+    for lp in cfg.natural_loops(ff, idom):
+        blocks = [bmap[label] for label in lp.body]
+        if any(is_collective(i) for b in blocks for i in b.instrs):
+            continue
+        stored = {i.operands[0] for b in blocks for i in b.instrs if i.opname == "OpStore"}
+        out.update(v for v in stored if loads_at.get(v, set()) - lp.body)
+    return out
+
+
+def candidates(ff: FlatFunction, spec, users: dict, is_collective=None) -> list:
     """The Function variables whose every use is a whole load or a whole store of another value,
-    of a scalar, vector or cooperative matrix type."""
+    of a scalar, vector or cooperative matrix type; scalars and vectors not stored in a loop
+    without collectives (see _stored_in_quiet_loops)."""
     out = []
+    quiet = _stored_in_quiet_loops(ff, is_collective) if is_collective is not None else set()
     for v in ff.variables:
         pointee = spec.type(v.result_type).pointee
         if not isinstance(pointee, (Scalar, Vector, CoopMat)):
+            continue
+        if not isinstance(pointee, CoopMat) and v.result in quiet:
             continue
         if all((u.opname == "OpLoad" and u.operands[0] == v.result)
                or (u.opname == "OpStore" and u.operands[0] == v.result and u.operands[1] != v.result
@@ -35,10 +65,11 @@ def candidates(ff: FlatFunction, spec, users: dict) -> list:
     return out
 
 
-def promote(ff: FlatFunction, spec, ids) -> int:
-    """Promote every candidate variable; returns how many were."""
+def promote(ff: FlatFunction, spec, ids, is_collective=None) -> int:
+    """Promote every candidate variable; returns how many were. is_collective(ins), when given,
+    keeps scalars and vectors stored in loops without collectives out."""
     users = ff.users()
-    vars_ = candidates(ff, spec, users)
+    vars_ = candidates(ff, spec, users, is_collective)
     if not vars_:
         return 0
     promoted = {v.result: v for v in vars_}

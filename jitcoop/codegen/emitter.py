@@ -121,11 +121,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         specialization constants go first, so the rules never see them; locals become SSA values;
         short counted loops around cooperative instructions are unrolled, and the arrays of
         matrices they indexed split into matrices that become SSA values in turn."""
+        collective = lambda ins: ins.opname in R.COLLECTIVE
         prune.dead_arms(ff, self.spec)
-        ssa.promote(ff, self.spec, ids)
-        if unroll.unroll_loops(ff, self.spec, ids, lambda ins: ins.opname in R.COLLECTIVE):
+        ssa.promote(ff, self.spec, ids, collective)
+        if unroll.unroll_loops(ff, self.spec, ids, collective):
             if sroa.split_matrix_arrays(ff, self.spec, ids):
-                ssa.promote(ff, self.spec, ids)
+                ssa.promote(ff, self.spec, ids, collective)
         simplify.merge_straight_blocks(ff)
         cfg.dominance_order(ff)
         R.rewrite_flat(self, ff, ids)

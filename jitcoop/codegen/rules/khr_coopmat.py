@@ -16,6 +16,7 @@ from ...devices import type_name
 from ...errors import SpirvError
 from ...kernels import codes as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
+from .. import striped
 from . import REWRITES, collective, pure, rule
 from .common import int_operand
 
@@ -124,10 +125,16 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     lo, hi = root_bounds(em, p)
     fn = "store" if store else "load"
     run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
-    bad = em.lib(f"{CM}:{fn}", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block, em.table(t.layout),
-                                ("i64", str(t.rows)), ("i64", str(t.cols)), addr, stride, ("i64", str(psize)),
-                                ("i64", str(t.elem.size)), ("i64", str(col_major)), ("i64", str(fmt_of(t.elem))),
-                                ("i64", lo), ("i64", hi), em.ranges_arr(), em.info_array(), ("i64", str(run))], ins)
+    fmt = fmt_of(t.elem)
+    if not store and striped.supported(fmt, block.llvm, run):
+        helper = striped.load_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
+        bad = em.op(f"call i64 {helper}(ptr {em.state}, i32 {wait}, ptr {block.ptr}, ptr {addr.ptr}, "
+                    f"ptr {stride.ptr}, i64 {lo}, i64 {hi}, ptr %ranges, i64 %nranges, ptr {em.info_array().ptr})")
+    else:
+        bad = em.lib(f"{CM}:{fn}", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block, em.table(t.layout),
+                                    ("i64", str(t.rows)), ("i64", str(t.cols)), addr, stride, ("i64", str(psize)),
+                                    ("i64", str(t.elem.size)), ("i64", str(col_major)), ("i64", str(fmt)),
+                                    ("i64", lo), ("i64", hi), em.ranges_arr(), em.info_array(), ("i64", str(run))], ins)
     where = p.root_name or "its object" if p.root is not None else "any buffer"
     rule_words = "Stride must be positive" if store else "Stride must not be negative"
     em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),

@@ -22,6 +22,10 @@ _STORAGE = None
 # The largest cooperative matrix jitcoop lays out: 2048 x 2048, four times the elements of the
 # largest the measured devices offer (1024 x 1024 flexible dimensions, shared/oracle).
 MAX_COOPMAT_ELEMENTS = 1 << 22
+# The most components a cooperative vector may have: Vulkan's maxCooperativeVectorComponents
+# (VK_NV_cooperative_vector's runtime rule: a cooperative vector type's Component Count is at most
+# that limit), 512 on the measured H100 and in what jitcoop's Vulkan driver reports. Without a bound a count of 2^31 reached the code generator (MemoryError).
+MAX_COOPVEC_COMPONENTS = 512
 
 
 def storage_name(v: int) -> str:
@@ -171,6 +175,9 @@ class Specialization:
             if not isinstance(elem, Scalar) or elem.kind not in ("int", "float") or n < 1:
                 raise ins.error("a cooperative vector needs a numerical component type and at "
                                 "least one component")
+            if n > MAX_COOPVEC_COMPONENTS:
+                raise ins.error(f"a cooperative vector of {n} components (at most "
+                                f"maxCooperativeVectorComponents = {MAX_COOPVEC_COMPONENTS})")
             t = CoopVec(elem, n)
         elif op == "OpTypeTensorLayoutNV":
             dims, clamp = int(self.scalar_const(o[0])), int(self.scalar_const(o[1]))

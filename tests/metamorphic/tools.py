@@ -66,6 +66,11 @@ KNOWN_BUGS = (
      {"OpTypeCooperativeVectorNV", "OpConstantCompositeReplicateEXT"},
      "SPIRV-Tools folds arithmetic on a cooperative vector and an OpConstantCompositeReplicateEXT "
      "as if the constant were zero (`%y = OpFAdd %cv %x %rep` becomes %x; 2025.5 keeps it)"),
+    ((2026, 0), None, {"--loop-fission=20"}, {"OpAccessChain"},
+     "SPIRV-Tools' loop fission ignores a dependence through a Function variable read by an access "
+     "chain: in coopmat_qcom/dequant.spv (`--merge-blocks --ssa-rewrite --loop-fission=20`) the "
+     "loop writing vec4 v0 each iteration and the one reading v0.x for vecAh_block[4 i] are split "
+     "apart, so every element reads the last iteration's v0"),
 )
 
 

@@ -80,10 +80,9 @@ class Memory:
             return          # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
-            lo = self.op(f"icmp ult i64 {addr}, {base}")
-            hi = self.op(f"icmp ugt i64 {addr}, {self._last_start(base, size, nbytes)}")
-            bad = self.op(f"or i1 {lo}, {hi}")
+            # one unsigned compare: an address below the object gives a huge offset
             off = self.op(f"sub i64 {addr}, {base}")
+            bad = self.op(f"icmp uge i64 {off}, {self._start_count(base, size, nbytes)}")
             self.fail_if(bad, ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
                                    f"{p.root_name or 'its object'}, which has {{e}} bytes",
                          details=(off, str(size)))
@@ -93,17 +92,19 @@ class Memory:
             self.fail_if(bad, ins, "access through a pointer that is outside every buffer (address {d:#x})",
                          details=(addr,))
 
-    def _last_start(self, base: str, size, nbytes: int) -> str:
-        """The last address where nbytes fit in the object at base (a constant-size object gives
-        base + constant, which lets LLVM prove a bounded index in range)."""
+    def _start_count(self, base: str, size, nbytes: int) -> str:
+        """How many byte offsets an access of nbytes may start at in the object at base (size -
+        nbytes + 1, or 0 when it does not fit at all): a constant for a constant-size object,
+        which lets LLVM prove a bounded index in range; else computed once per dispatch."""
         if isinstance(size, int):
-            return self.op(f"add i64 {base}, {size - nbytes}")
+            return str(max(size - nbytes + 1, 0))
         key = (base, nbytes)
         name = self._last_starts.get(key)
         if name is None:
-            name = self._last_starts[key] = f"{base}.last{nbytes}"
-            self.entry_defs.append(f"{name}.0 = add i64 {base}, {size}")
-            self.entry_defs.append(f"{name} = sub i64 {name}.0, {nbytes}")
+            name = self._last_starts[key] = f"{base}.starts{nbytes}"
+            self.entry_defs.append(f"{name}.fits = icmp sge i64 {size}, {nbytes}")
+            self.entry_defs.append(f"{name}.n = sub i64 {size}, {nbytes - 1}")
+            self.entry_defs.append(f"{name} = select i1 {name}.fits, i64 {name}.n, i64 0")
         return name
 
     def addr_plus(self, addr: str, off: int) -> str:

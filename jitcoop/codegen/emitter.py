@@ -94,10 +94,14 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
 
     def _local_size(self):
         size = self.spec.local_size(self.ep)
+        # named by the OpEntryPoint: a size from spec constants (LocalSizeId, the WorkgroupSize
+        # built-in) is only known here
+        where = self.ep.ins.where() if self.ep.ins is not None else {}
         if size is None:
-            raise SpirvError(f"entry point {self.ep.name!r} has no LocalSize")
+            raise SpirvError(f"entry point {self.ep.name!r} has no LocalSize", **where)
         if any(s < 1 for s in size) or size[0] * size[1] * size[2] > 4096:
-            raise SpirvError(f"workgroup size {size} is not supported (1 to 4096 invocations)")
+            raise SpirvError(f"workgroup size {size} of entry point {self.ep.name!r} is not supported "
+                             "(1 to 4096 invocations)", **where)
         return size
 
     def _coop_layout(self, t, ins):

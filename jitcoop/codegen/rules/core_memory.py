@@ -42,6 +42,13 @@ def _access_chain(em, ins):
             raise SpirvError("an access chain into a cooperative matrix variable", **ins.where())
         t, leaf = base.pointee, base.leaf
         for i in idx:
+            # Such a variable is held as one value per leaf, so its components are picked at
+            # compile time (promotion takes only variables indexed by constants; an input
+            # built-in may be indexed by any integer, which is not supported yet).
+            if not em.spec.is_const(i):
+                what = "input built-in" if base.kind == "builtin" else "variable"
+                raise SpirvError(f"an index (%{i}) that is not a constant into {what} '{em.m.name_of(base.var)}' "
+                                 "is not supported yet", **ins.where())
             c = int(em.spec.scalar_const(i))
             _check_component(ins, t, c)
             t, pos = child(t, c)

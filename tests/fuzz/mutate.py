@@ -474,10 +474,11 @@ def mutant(data: bytes, seed: int, steps: int | None = None, word_share: float =
             else:
                 try:
                     m = Module(data)
-                except Exception:           # an earlier step made it unreadable for the model
-                    continue
+                    places = Places(m)
+                except Exception:           # an earlier step made it unreadable for the model (an
+                    continue                # OpFunctionEnd outside a function: a function of no blocks)
                 name, fn = _pick(STRUCTURED, rng)
-                what = fn(m, rng, Places(m))
+                what = fn(m, rng, places)
                 if what is None:
                     continue
                 try:

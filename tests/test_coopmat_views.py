@@ -79,9 +79,12 @@ def stored_16(h, bf16):
     return h
 
 
-@pytest.mark.parametrize("name,dt,rows,cols", LDRUN, ids=[x[0] for x in LDRUN])
-def test_row_major_loads_keep_every_bit(name, dt, rows, cols):
-    k = kernel(f"ldrun_{name}", "generic")
+@pytest.mark.parametrize("name,dt,rows,cols,profile", [x + ("generic",) for x in LDRUN] + [
+    # the nvidia profile's layout: lines into a dense tile, then a gather (codegen/matrix_loads.py)
+    ("f16_16x32", np.uint16, 16, 32, "nvidia"), ("s8_16x64", np.uint8, 16, 64, "nvidia")],
+    ids=[x[0] for x in LDRUN] + ["f16_16x32-nvidia", "s8_16x64-nvidia"])
+def test_row_major_loads_keep_every_bit(name, dt, rows, cols, profile):
+    k = kernel(f"ldrun_{name}", profile)
     n = rows * cols
     if dt == np.uint16:
         pool = np.random.default_rng(3).permutation(65536).astype(np.uint16)   # every pattern

@@ -16,7 +16,7 @@ from ...devices import type_name
 from ...errors import SpirvError
 from ...kernels import codes as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
-from .. import striped
+from .. import matrix_loads
 from . import REWRITES, collective, pure, rule
 from .common import int_operand
 
@@ -126,8 +126,12 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     fn = "store" if store else "load"
     run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
     fmt = fmt_of(t.elem)
-    if not store and striped.supported(fmt, block.llvm, run):
-        helper = striped.load_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
+    if not store and matrix_loads.supported(fmt, block.llvm):
+        if run > 0:
+            helper = matrix_loads.striped_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
+        else:
+            helper = matrix_loads.table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, block.llvm,
+                                               bool(col_major))
         bad = em.op(f"call i64 {helper}(ptr {em.state}, i32 {wait}, ptr {block.ptr}, ptr {addr.ptr}, "
                     f"ptr {stride.ptr}, i64 {lo}, i64 {hi}, ptr %ranges, i64 %nranges, ptr {em.info_array().ptr})")
     else:

@@ -1,0 +1,245 @@
+"""Cooperative matrix loads as generated code (OpCooperativeMatrixLoadKHR).
+
+The kernel library's load (jitcoop.kernels.coopmat.load) serves every layout and format, with the
+sizes, the element format and the layout as run-time arguments: it is compiled once for all
+kernels, so nothing about a call site is known to it. For the formats whose slots hold them bit
+for bit or as float32 from float16, the same work is emitted here as a function specialized on
+the call site's constants, in two shapes:
+
+- striped: a row-major load into the striped layout (element k = r * cols + c in lane k % inv of
+  fragment row k // inv): LLVM unrolls the runs, each one vector load, conversion and store (in
+  a KHR GEMM the loads took four times as long through the library, whose inner loop divided by
+  a run-time lane count and tested the format per run);
+- table: any other layout (the nvidia profile's, column-major memory): the tile's lines are
+  copied from memory into a dense tile in the slots' type (vector code again), then each
+  fragment element is taken from the tile at the constant index the layout gives it, unrolled
+  for tiles of up to 1024 elements (the library looked up the table and converted per element).
+
+Semantics are the library's: instances whose first lane waits at the collective load in order;
+the first one whose access leaves its object (or whose Stride is negative) stops the load and
+its first lane is returned, with the offset, span and stride in info[0..2]; -1 when all loaded.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from ..kernels import codes as K
+
+# memory format -> (memory element LLVM type, slot LLVM type) for the formats moved bit for bit
+_BITS = {K.F32: ("float", "float"), K.F64: ("double", "double"),
+         K.S8: ("i8", "i8"), K.U8: ("i8", "i8"), K.S16: ("i16", "i16"), K.U16: ("i16", "i16"),
+         K.S32: ("i32", "i32"), K.U32: ("i32", "i32"), K.S64: ("i64", "i64"), K.U64: ("i64", "i64")}
+_SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
+UNROLL = 1024           # elements of a tile whose gather is emitted straight, not as a loop
+
+
+def supported(fmt: int, slot: str) -> bool:
+    """Whether a load of format fmt into slots of LLVM type `slot` is emitted here (else the
+    library's general load serves)."""
+    if fmt == K.F16:
+        return slot == "float"
+    return fmt in _BITS and _BITS[fmt][1] == slot
+
+
+def _mem_type(fmt: int) -> str:
+    return "half" if fmt == K.F16 else _BITS[fmt][0]
+
+
+def _convert(fmt: int, n: int, slot: str, src: str, out: str) -> str:
+    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`.
+    float16 -> float32: fpext is exact for every float16 but a signalling NaN, which the
+    processor quiets; NaN lanes are rebuilt from their bits (sign, all-ones exponent, payload
+    << 13)."""
+    vs = f"<{n} x {slot}>"
+    if fmt != K.F16:
+        return f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1"
+    iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
+    p = out + "."
+    return f"""  {p}h = load {iv}, ptr {src}, align 1
+  {p}hf = bitcast {iv} {p}h to <{n} x half>
+  {p}x = fpext <{n} x half> {p}hf to {vs}
+  {p}mag = and {iv} {p}h, {_splat(n, "i16", 0x7FFF)}
+  {p}isnan = icmp ugt {iv} {p}mag, {_splat(n, "i16", 0x7C00)}
+  {p}h32 = zext {iv} {p}h to {i32}
+  {p}sign = and {i32} {p}h32, {_splat(n, "i32", 0x8000)}
+  {p}sign16 = shl {i32} {p}sign, {_splat(n, "i32", 16)}
+  {p}pay = and {i32} {p}h32, {_splat(n, "i32", 0x3FF)}
+  {p}pay13 = shl {i32} {p}pay, {_splat(n, "i32", 13)}
+  {p}nb0 = or {i32} {p}sign16, {p}pay13
+  {p}nb = or {i32} {p}nb0, {_splat(n, "i32", 0x7F800000)}
+  {p}nf = bitcast {i32} {p}nb to {vs}
+  {out} = select <{n} x i1> {p}isnan, {vs} {p}nf, {vs} {p}x"""
+
+
+def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
+    """The load function of a row-major load into the striped layout (run: codes.run_length)."""
+    W = em.W
+    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
+    if name in em.decls:
+        return name
+    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    body = f"""  br label %row
+row:
+  %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
+  %rs = mul i64 %r, %s
+  %rb = mul i64 %rs, {psize}
+  %rowp = add i64 %p, %rb
+  br label %run
+run:
+  %c0 = phi i64 [ 0, %row ], [ %c1, %run ]
+  %rc = mul i64 %r, {cols}
+  %k = add i64 %rc, %c0
+  %e = udiv i64 %k, {inv}
+  %lane = urem i64 %k, {inv}
+  %cb = mul i64 %c0, {esize}
+  %srca = add i64 %rowp, %cb
+  %src = inttoptr i64 %srca to ptr
+{_convert(fmt, run, slot, "%src", "%v")}
+  %ew = mul i64 %e, {W}
+  %j0 = add i64 %ew, %base
+  %j = add i64 %j0, %lane
+  %dst = getelementptr {slot}, ptr %frag, i64 %j
+  store <{run} x {slot}> %v, ptr %dst, align {ssize}
+  %c1 = add i64 %c0, {run}
+  %more = icmp ult i64 %c1, {cols}
+  br i1 %more, label %run, label %row.next
+row.next:
+  %r1 = add i64 %r, 1
+  %rmore = icmp ult i64 %r1, {rows}
+  br i1 %rmore, label %row, label %inst.next"""
+    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "", body)
+    return name
+
+
+def table_helper(em, layout, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str,
+                 col_major: bool) -> str:
+    """The load function of a load into any layout: lines into a dense tile, then the gather."""
+    W = em.W
+    tab = np.asarray(layout.table)
+    lines, width = (cols, rows) if col_major else (rows, cols)
+    # tile index of each fragment element: the tile holds memory's lines one after another
+    idx = tab if not col_major else (tab % cols) * rows + tab // cols
+    key = zlib.crc32(idx.astype(np.int32).tobytes())
+    name = f"@jc.cmload.t{rows}x{cols}.{int(col_major)}.i{inv}.w{W}.p{psize}.f{fmt}.{slot}.{key:x}"
+    if name in em.decls:
+        return name
+    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    n = rows * cols
+    length = tab.shape[1]
+    alloca = f"  %tile = alloca [{n} x {slot}], align 64"
+    copy = f"""  br label %line
+line:
+  %r = phi i64 [ 0, %copy ], [ %r1, %line ]
+  %rs = mul i64 %r, %s
+  %rb = mul i64 %rs, {psize}
+  %srca = add i64 %p, %rb
+  %src = inttoptr i64 %srca to ptr
+{_convert(fmt, width, slot, "%src", "%v")}
+  %to = mul i64 %r, {width}
+  %dst = getelementptr {slot}, ptr %tile, i64 %to
+  store <{width} x {slot}> %v, ptr %dst, align {ssize}
+  %r1 = add i64 %r, 1
+  %rmore = icmp ult i64 %r1, {lines}
+  br i1 %rmore, label %line, label %gather
+gather:"""
+    if tab.size <= UNROLL:
+        out = []
+        for lane in range(inv):
+            for e in range(length):
+                q = f"%g{lane}.{e}"
+                out.append(f"  {q}.s = getelementptr {slot}, ptr %tile, i64 {int(idx[lane, e])}")
+                out.append(f"  {q} = load {slot}, ptr {q}.s, align {ssize}")
+                out.append(f"  {q}.j = add i64 %base, {e * W + lane}")
+                out.append(f"  {q}.d = getelementptr {slot}, ptr %frag, i64 {q}.j")
+                out.append(f"  store {slot} {q}, ptr {q}.d, align {ssize}")
+        gather = "\n".join(out) + "\n  br label %inst.next"
+        table_global = ""
+    else:
+        gname = name.replace("@jc.cmload.", "@jc.cmidx.")
+        flat = idx.astype(np.int32).reshape(-1)
+        table_global = (f"{gname} = internal unnamed_addr constant [{flat.size} x i32] ["
+                        + ", ".join(f"i32 {int(v)}" for v in flat) + "]\n")
+        gather = f"""  br label %g
+g:
+  %gi = phi i64 [ 0, %gather ], [ %gi1, %g ]
+  %gl = udiv i64 %gi, {length}
+  %ge = urem i64 %gi, {length}
+  %gp = getelementptr i32, ptr {gname}, i64 %gi
+  %gx32 = load i32, ptr %gp
+  %gx = zext i32 %gx32 to i64
+  %gs = getelementptr {slot}, ptr %tile, i64 %gx
+  %gv = load {slot}, ptr %gs, align {ssize}
+  %gew = mul i64 %ge, {W}
+  %gj0 = add i64 %gew, %base
+  %gj = add i64 %gj0, %gl
+  %gd = getelementptr {slot}, ptr %frag, i64 %gj
+  store {slot} %gv, ptr %gd, align {ssize}
+  %gi1 = add i64 %gi, 1
+  %gmore = icmp ult i64 %gi1, {tab.size}
+  br i1 %gmore, label %g, label %inst.next"""
+    em.decls[name] = table_global + _function(em, name, inv, lines, width, psize, esize, alloca,
+                                              copy + "\n" + gather)
+    return name
+
+
+def _function(em, name, inv, lines, width, psize, esize, alloca, body) -> str:
+    """The load function around `body` (which starts in block %copy with the instance's %p,
+    %s and %base, and ends branching to %inst.next): the loop over waiting instances and the
+    bounds check of each (lines x width elements, lines Stride x psize bytes apart)."""
+    em.helper("in_ranges")
+    return f"""define internal i64 {name}(ptr %state, i32 %wait, ptr %frag, ptr %addr, ptr %stride, i64 %lo, i64 %hi, ptr %ranges, i64 %nranges, ptr %info) noinline {{
+entry:
+{alloca}
+  %bounded = icmp ugt i64 %hi, %lo
+  br label %inst
+inst:
+  %base = phi i64 [ 0, %entry ], [ %base1, %inst.next ]
+  %ps = getelementptr i32, ptr %state, i64 %base
+  %st = load i32, ptr %ps
+  %here = icmp eq i32 %st, %wait
+  br i1 %here, label %check, label %inst.next
+check:
+  %pa = getelementptr i64, ptr %addr, i64 %base
+  %p = load i64, ptr %pa
+  %pst = getelementptr i64, ptr %stride, i64 %base
+  %s = load i64, ptr %pst
+  %neg = icmp slt i64 %s, 0
+  %sp = select i1 %neg, i64 0, i64 %s
+  %major = mul i64 %sp, {(lines - 1) * psize}
+  %span = add i64 %major, {width * esize}
+  %end = add i64 %p, %span
+  %geq = icmp uge i64 %p, %lo
+  %leq = icmp ule i64 %end, %hi
+  %inobj = and i1 %geq, %leq
+  br i1 %bounded, label %judge, label %ranged
+ranged:
+  %inr = call i1 @jc.in_ranges(ptr %ranges, i64 %nranges, i64 %p, i64 %span)
+  br label %judge
+judge:
+  %ok0 = phi i1 [ %inobj, %check ], [ %inr, %ranged ]
+  %notneg = xor i1 %neg, true
+  %ok = and i1 %ok0, %notneg
+  br i1 %ok, label %copy, label %bad
+bad:
+  %off = sub i64 %p, %lo
+  store i64 %off, ptr %info
+  %i1p = getelementptr i64, ptr %info, i64 1
+  store i64 %span, ptr %i1p
+  %i2p = getelementptr i64, ptr %info, i64 2
+  store i64 %s, ptr %i2p
+  ret i64 %base
+copy:
+{body}
+inst.next:
+  %base1 = add i64 %base, {inv}
+  %imore = icmp ult i64 %base1, {em.W}
+  br i1 %imore, label %inst, label %done
+done:
+  ret i64 -1
+}}"""
+
+
+def _splat(n: int, t: str, v: int) -> str:
+    return "<" + ", ".join(f"{t} {v}" for _ in range(n)) + ">"

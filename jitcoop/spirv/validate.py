@@ -9,8 +9,9 @@ offset) instead of failing somewhere inside the compiler:
   itself); the integer and float widths and encodings jitcoop has, vectors and matrices of
   scalars and vectors, array lengths that are integer constants, struct members and pointees
   that are types; variables and values only of types jitcoop runs; buffer and push constant
-  variables of Block structs with an Offset on every member; layout and binding decorations
-  once per target; a workgroup size for every compute entry point;
+  variables of Block structs with an Offset on every member; runtime arrays only in buffer
+  blocks; layout and binding decorations once per target; a workgroup size for every compute
+  entry point;
 - ids in their roles: what an instruction reads as a value is a value (not a type, a label, a
   function or a void call), branch targets and phi parents are blocks of the same function,
   calls name functions (without recursion) with arguments of the parameters' types;
@@ -325,6 +326,35 @@ class _Validator:
             return self.unrunnable(o[1], seen)
         return None
 
+    def runtime_array_in(self, tid, seen=None):
+        """A runtime array that type tid holds in place (inside arrays and struct members, not
+        behind pointers), or None."""
+        d = self.tdef(tid)
+        seen = seen if seen is not None else set()
+        if d is None or tid in seen:
+            return None
+        seen.add(tid)
+        if d.opname == "OpTypeRuntimeArray":
+            return tid
+        if d.opname == "OpTypeArray":
+            return self.runtime_array_in(d.operands[0], seen)
+        if d.opname == "OpTypeStruct":
+            return next((x for x in (self.runtime_array_in(m, seen) for m in d.operands) if x is not None), None)
+        return None
+
+    def sized_variable(self, ins, sc, pointee):
+        """Only a buffer's block may end in a runtime array (Vulkan VUID-StandaloneSpirv-
+        OpTypeRuntimeArray-04680: StorageBuffer and PhysicalStorageBuffer Blocks, Uniform
+        BufferBlocks, arrays of those and of UniformConstant descriptors); a variable of another
+        storage class is allocated at its size (a Private variable of a buffer's block type
+        reached the code generator as 'a runtime array has no leaves')."""
+        if sc in ("StorageBuffer", "Uniform", "PhysicalStorageBuffer", "UniformConstant"):
+            return
+        rt = self.runtime_array_in(pointee)
+        if rt is not None:
+            raise ins.error(f"a {sc} variable of type {self.describe(pointee)} holds a runtime array "
+                            f"(%{rt}); only buffer blocks may")
+
     def runnable_result(self, ins):
         bad = self.unrunnable(ins.result_type) if ins.result_type is not None else None
         if bad is not None:
@@ -353,6 +383,7 @@ class _Validator:
                             self.m.has_decoration(block, "Block") or self.m.has_decoration(block, "BufferBlock")):
                         raise ins.error(f"a {sc} variable holds a struct decorated Block or BufferBlock; this one "
                                         f"holds {self.describe(t.operands[1])}")
+                self.sized_variable(ins, sc, t.operands[1])
                 if sc == "Input":
                     self._builtin_type(ins, ins.result, t.operands[1])
                 if len(ins.operands) > 1:
@@ -1078,6 +1109,7 @@ def _variable(v, ins, f):
     d = v.tdef(ins.result_type)
     v.want(ins, d.opname == "OpTypePointer" and v.g.enum_name("StorageClass", d.operands[0]) == "Function",
            f"a variable in a function has type {v.describe(ins.result_type)}, not a Function pointer")
+    v.sized_variable(ins, "Function", d.operands[1])
     if len(ins.operands) > 1:
         v.like(ins, ins.operands[1], d.operands[1], "initializer")
 
@@ -1285,7 +1317,9 @@ _TYPE_RULES = {
     "OpCompositeConstruct": _composite_construct, "OpCompositeConstructReplicateEXT": _replicate,
     "OpCompositeExtract": _extract, "OpCompositeInsert": _insert, "OpVectorShuffle": _shuffle,
     "OpVectorExtractDynamic": _extract_dynamic, "OpVectorInsertDynamic": _insert_dynamic,
-    "OpCopyObject": _copy,
+    # OpCopyLogical's Result Type logically matches the operand's type: the same structure, the
+    # decorations aside (a copy of an int into a float reached LLVM as a type mismatch)
+    "OpCopyObject": _copy, "OpCopyLogical": _copy,
     "OpVariable": _variable, "OpLoad": _load, "OpStore": _store,
     **{op: _access_chain for op in ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
                                     "OpInBoundsPtrAccessChain")},

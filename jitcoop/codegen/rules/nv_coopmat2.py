@@ -42,8 +42,15 @@ def _layout_of(em, vid, ins, want=TensorLayout) -> TensorLayout | TensorView:
 
 
 def _same_type(em, ins, vid):
-    """The layout/view operand of a Set*/Slice instruction and its result: one type."""
+    """The layout/view operand of a Set*/Slice instruction and its result: one type, a tensor
+    layout for OpTensorLayout*, a tensor view for OpTensorView* (SPV_NV_tensor_addressing; an
+    OpFAdd turned into OpTensorViewSetDimensionNV reached the rule with a float)."""
     t = em.rtype(ins)
+    want = TensorView if ins.opname.startswith("OpTensorView") else TensorLayout
+    if not isinstance(t, want):
+        raise SpirvError(f"the Result Type of {ins.opname} must be a "
+                         f"{'tensor view' if want is TensorView else 'tensor layout'}; it is {describe(t)}",
+                         **ins.where())
     src = em.value_type(vid)
     if src is not t:
         raise SpirvError(f"the operand's type ({describe(src)}) must be the Result Type ({describe(t)})",

@@ -1,4 +1,5 @@
-"""Cooperative matrix loads as generated code (OpCooperativeMatrixLoadKHR).
+"""Cooperative matrix loads (and striped stores) as generated code (OpCooperativeMatrixLoadKHR,
+OpCooperativeMatrixStoreKHR).
 
 The kernel library's load (jitcoop.kernels.coopmat.load) serves every layout and format, with the
 sizes, the element format and the layout as run-time arguments: it is compiled once for all
@@ -47,30 +48,39 @@ def _mem_type(fmt: int) -> str:
     return "half" if fmt == K.F16 else _BITS[fmt][0]
 
 
-def _convert(fmt: int, n: int, slot: str, src: str, out: str) -> str:
-    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`.
-    float16 -> float32: fpext is exact for every float16 but a signalling NaN, which the
-    processor quiets; NaN lanes are rebuilt from their bits (sign, all-ones exponent, payload
-    << 13)."""
+def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tuple[str, str]:
+    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`,
+    emitted in block `here`; returns the text and the block it ends in. float16 -> float32:
+    fpext is exact for every float16 but a signalling NaN, which the processor quiets; a run
+    that holds a NaN has its NaN lanes rebuilt from their bits (sign, all-ones exponent,
+    payload << 13), in a block of its own that ordinary data never enters."""
     vs = f"<{n} x {slot}>"
     if fmt != K.F16:
-        return f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1"
+        return f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1", here
     iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
-    p = out + "."
-    return f"""  {p}h = load {iv}, ptr {src}, align 1
-  {p}hf = bitcast {iv} {p}h to <{n} x half>
-  {p}x = fpext <{n} x half> {p}hf to {vs}
-  {p}mag = and {iv} {p}h, {_splat(n, "i16", 0x7FFF)}
-  {p}isnan = icmp ugt {iv} {p}mag, {_splat(n, "i16", 0x7C00)}
-  {p}h32 = zext {iv} {p}h to {i32}
-  {p}sign = and {i32} {p}h32, {_splat(n, "i32", 0x8000)}
-  {p}sign16 = shl {i32} {p}sign, {_splat(n, "i32", 16)}
-  {p}pay = and {i32} {p}h32, {_splat(n, "i32", 0x3FF)}
-  {p}pay13 = shl {i32} {p}pay, {_splat(n, "i32", 13)}
-  {p}nb0 = or {i32} {p}sign16, {p}pay13
-  {p}nb = or {i32} {p}nb0, {_splat(n, "i32", 0x7F800000)}
-  {p}nf = bitcast {i32} {p}nb to {vs}
-  {out} = select <{n} x i1> {p}isnan, {vs} {p}nf, {vs} {p}x"""
+    p = out[1:] + "."
+    text = f"""  %{p}h = load {iv}, ptr {src}, align 1
+  %{p}hf = bitcast {iv} %{p}h to <{n} x half>
+  %{p}x = fpext <{n} x half> %{p}hf to {vs}
+  %{p}mag = and {iv} %{p}h, {_splat(n, "i16", 0x7FFF)}
+  %{p}isnan = icmp ugt {iv} %{p}mag, {_splat(n, "i16", 0x7C00)}
+  %{p}anyb = bitcast <{n} x i1> %{p}isnan to i{n}
+  %{p}any = icmp ne i{n} %{p}anyb, 0
+  br i1 %{p}any, label %{p}nan, label %{p}put
+{p}nan:
+  %{p}h32 = zext {iv} %{p}h to {i32}
+  %{p}sign = and {i32} %{p}h32, {_splat(n, "i32", 0x8000)}
+  %{p}sign16 = shl {i32} %{p}sign, {_splat(n, "i32", 16)}
+  %{p}pay = and {i32} %{p}h32, {_splat(n, "i32", 0x3FF)}
+  %{p}pay13 = shl {i32} %{p}pay, {_splat(n, "i32", 13)}
+  %{p}nb0 = or {i32} %{p}sign16, %{p}pay13
+  %{p}nb = or {i32} %{p}nb0, {_splat(n, "i32", 0x7F800000)}
+  %{p}nf = bitcast {i32} %{p}nb to {vs}
+  %{p}fixed = select <{n} x i1> %{p}isnan, {vs} %{p}nf, {vs} %{p}x
+  br label %{p}put
+{p}put:
+  {out} = phi {vs} [ %{p}x, %{here} ], [ %{p}fixed, %{p}nan ]"""
+    return text, f"{p}put"
 
 
 def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
@@ -80,6 +90,7 @@ def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt
     if name in em.decls:
         return name
     esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    conv, last = _convert(fmt, run, slot, "%src", "%v", "run")
     body = f"""  br label %row
 row:
   %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
@@ -88,7 +99,7 @@ row:
   %rowp = add i64 %p, %rb
   br label %run
 run:
-  %c0 = phi i64 [ 0, %row ], [ %c1, %run ]
+  %c0 = phi i64 [ 0, %row ], [ %c1, %{last} ]
   %rc = mul i64 %r, {cols}
   %k = add i64 %rc, %c0
   %e = udiv i64 %k, {inv}
@@ -96,7 +107,7 @@ run:
   %cb = mul i64 %c0, {esize}
   %srca = add i64 %rowp, %cb
   %src = inttoptr i64 %srca to ptr
-{_convert(fmt, run, slot, "%src", "%v")}
+{conv}
   %ew = mul i64 %e, {W}
   %j0 = add i64 %ew, %base
   %j = add i64 %j0, %lane
@@ -110,6 +121,63 @@ row.next:
   %rmore = icmp ult i64 %r1, {rows}
   br i1 %rmore, label %row, label %inst.next"""
     em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "", body)
+    return name
+
+
+def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int,
+                         slot: str) -> str:
+    """The store function of a row-major store from the striped layout (OpCooperativeMatrixStoreKHR):
+    the inverse of striped_helper, rows in order and runs in order within a row, as the library
+    writes them. float32 -> float16 rounds to nearest even (fptrunc); a NaN becomes the quiet
+    0x7E00 with its sign, as the library's conversion writes it."""
+    W = em.W
+    name = f"@jc.cmstore.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
+    if name in em.decls:
+        return name
+    mem = _mem_type(fmt)
+    esize, ssize = _SIZE[mem], _SIZE[slot]
+    vs = f"<{run} x {slot}>"
+    if fmt == K.F16:
+        iv = f"<{run} x i16>"
+        convert = f"""  %h = fptrunc {vs} %v to <{run} x half>
+  %hb = bitcast <{run} x half> %h to {iv}
+  %isnan = fcmp uno {vs} %v, %v
+  %sign = and {iv} %hb, {_splat(run, "i16", 0x8000)}
+  %qn = or {iv} %sign, {_splat(run, "i16", 0x7E00)}
+  %out = select <{run} x i1> %isnan, {iv} %qn, {iv} %hb
+  store {iv} %out, ptr %dst, align 1"""
+    else:
+        convert = f"  store {vs} %v, ptr %dst, align 1"
+    body = f"""  br label %row
+row:
+  %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
+  %rs = mul i64 %r, %s
+  %rb = mul i64 %rs, {psize}
+  %rowp = add i64 %p, %rb
+  br label %run
+run:
+  %c0 = phi i64 [ 0, %row ], [ %c1, %run ]
+  %rc = mul i64 %r, {cols}
+  %k = add i64 %rc, %c0
+  %e = udiv i64 %k, {inv}
+  %lane = urem i64 %k, {inv}
+  %ew = mul i64 %e, {W}
+  %j0 = add i64 %ew, %base
+  %j = add i64 %j0, %lane
+  %fp = getelementptr {slot}, ptr %frag, i64 %j
+  %v = load {vs}, ptr %fp, align {ssize}
+  %cb = mul i64 %c0, {esize}
+  %dsta = add i64 %rowp, %cb
+  %dst = inttoptr i64 %dsta to ptr
+{convert}
+  %c1 = add i64 %c0, {run}
+  %more = icmp ult i64 %c1, {cols}
+  br i1 %more, label %run, label %row.next
+row.next:
+  %r1 = add i64 %r, 1
+  %rmore = icmp ult i64 %r1, {rows}
+  br i1 %rmore, label %row, label %inst.next"""
+    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "", body, store=True)
     return name
 
 
@@ -129,14 +197,15 @@ def table_helper(em, layout, rows: int, cols: int, inv: int, psize: int, fmt: in
     n = rows * cols
     length = tab.shape[1]
     alloca = f"  %tile = alloca [{n} x {slot}], align 64"
+    conv, last = _convert(fmt, width, slot, "%src", "%v", "line")
     copy = f"""  br label %line
 line:
-  %r = phi i64 [ 0, %copy ], [ %r1, %line ]
+  %r = phi i64 [ 0, %copy ], [ %r1, %{last} ]
   %rs = mul i64 %r, %s
   %rb = mul i64 %rs, {psize}
   %srca = add i64 %p, %rb
   %src = inttoptr i64 %srca to ptr
-{_convert(fmt, width, slot, "%src", "%v")}
+{conv}
   %to = mul i64 %r, {width}
   %dst = getelementptr {slot}, ptr %tile, i64 %to
   store <{width} x {slot}> %v, ptr %dst, align {ssize}
@@ -184,11 +253,13 @@ g:
     return name
 
 
-def _function(em, name, inv, lines, width, psize, esize, alloca, body) -> str:
-    """The load function around `body` (which starts in block %copy with the instance's %p,
-    %s and %base, and ends branching to %inst.next): the loop over waiting instances and the
-    bounds check of each (lines x width elements, lines Stride x psize bytes apart)."""
+def _function(em, name, inv, lines, width, psize, esize, alloca, body, store=False) -> str:
+    """The load (or store) function around `body` (which starts in block %copy with the
+    instance's %p, %s and %base, and ends branching to %inst.next): the loop over waiting
+    instances and the bounds check of each (lines x width elements, lines Stride x psize bytes
+    apart; a load's Stride must not be negative, a store's must be positive)."""
     em.helper("in_ranges")
+    stride_rule = "icmp sle i64 %s, 0" if store else "icmp slt i64 %s, 0"
     return f"""define internal i64 {name}(ptr %state, i32 %wait, ptr %frag, ptr %addr, ptr %stride, i64 %lo, i64 %hi, ptr %ranges, i64 %nranges, ptr %info) noinline {{
 entry:
 {alloca}
@@ -205,7 +276,7 @@ check:
   %p = load i64, ptr %pa
   %pst = getelementptr i64, ptr %stride, i64 %base
   %s = load i64, ptr %pst
-  %neg = icmp slt i64 %s, 0
+  %neg = {stride_rule}
   %sp = select i1 %neg, i64 0, i64 %s
   %major = mul i64 %sp, {(lines - 1) * psize}
   %span = add i64 %major, {width * esize}

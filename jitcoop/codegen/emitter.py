@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import (bitmoves, callbacks, cfg, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
+from ..analysis import (bitmoves, callbacks, cfg, lanes, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
                         uniform, unroll, variables)
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
+from ..devices import layouts as L
 from ..errors import SpirvError
 from ..options import KernelOptions
 from ..spirv.module import Module
@@ -76,6 +77,10 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.meta.local_size = self.local_size
         self.W = self.local_size[0] * self.local_size[1] * self.local_size[2]
         self.NSG = -(-self.W // self.sg)
+        # the profile's lane layouts, unless no instruction can tell (then the striped one);
+        # the shuffled profile exists to make layouts matter (a conversion between its types is
+        # a relayout, so a divergent one is caught): it keeps its own
+        self.layouts_unobserved = self.profile.layout_kind != "shuffled" and lanes.observed(module) is None
         spec.coop_layout = self._coop_layout
         self.ff = flatten(module, self.ep.function, lambda ins: ins.opname in R.COLLECTIVE,
                           rewrite=self._rewrite_flat, movable=self._movable)
@@ -110,7 +115,11 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         why = self.profile.coopmat_problem(t, self.W)
         if why is None:
             try:
-                return self.profile.layout(t, self.W)
+                layout = self.profile.layout(t, self.W)
+                if self.layouts_unobserved and layout.name != "striped":
+                    # nothing in the module looks into a lane's fragment (analysis/lanes.py)
+                    return L.striped(t.rows, t.cols, layout.invocations)
+                return layout
             except ValueError as e:
                 why = f"the {self.profile.name} profile has no lane layout for {describe(t)}: {e}"
         raise SpirvError(why, **ins.where())

@@ -1,6 +1,8 @@
 """Analyses of one specialized entry point, each in its own module with its inputs and results in
 its signature. The code generator (jitcoop.codegen) runs them in this order:
 
+    lanes        (on the module, first) whether any instruction looks into a
+                 lane's fragment; if none, matrices take the striped layout   -> reason or None
     flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
     prune        (during flatten) dead arms of branches on constants removed
     ssa          (during flatten) Function variables never addressed

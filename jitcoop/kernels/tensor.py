@@ -339,6 +339,9 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
             return base
         if rdim == _MOVED:
             continue
+        if _gather_clean(frag, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
+                         dense_f, dense_i):
+            continue
         for r in range(rows):
             for c in range(cols):
                 k = r * cols + c
@@ -371,6 +374,46 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                 else:
                     frag[e, base + l] = dense_i[k]
     return -1
+
+
+@njit(**_opts)
+def _gather_clean(frag, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
+                  dense_f, dense_i):
+    """One instance of a load under a clean plan whose elements all lie in bounds, when its rows
+    are not contiguous (a transposing view, a row stride): each element read at
+    p + (rt[r] + ct[c]) x esize with no per-element status or bounds test, then the fragments
+    taken from the dense copy. False (nothing done) when the plan is not clean, its indexes
+    could wrap at 32 bits, or the span leaves the object: the element path then finds and
+    reports any fault."""
+    if not plan_clean(rdim, rows, cols, rt, ct):
+        return False
+    rmin = rmax = rt[0, P_PART]
+    for r in range(rows):
+        rmin = min(rmin, rt[r, P_PART])
+        rmax = max(rmax, rt[r, P_PART])
+    cmin = cmax = ct[0, P_PART]
+    for c in range(cols):
+        cmin = min(cmin, ct[c, P_PART])
+        cmax = max(cmax, ct[c, P_PART])
+    if rmin + cmin < 0 or rmax + cmax > 0xFFFFFFFF:
+        return False
+    if not _span_ok(p + (rmin + cmin) * esize, (rmax + cmax - rmin - cmin + 1) * esize, lo, hi, ranges):
+        return False
+    for r in range(rows):
+        a = p + rt[r, P_PART] * esize
+        for c in range(cols):
+            dense_f[r * cols + c], dense_i[r * cols + c] = _read(a + ct[c, P_PART] * esize, fmt)
+    L = tab.shape[1]
+    for l in range(inv):
+        for e in range(L):
+            k = tab[l, e]
+            if fmt == F32:
+                frag[e, base + l] = bits_f32(np.uint32(dense_i[k]))
+            elif fmt <= E5M2:
+                frag[e, base + l] = dense_f[k]
+            else:
+                frag[e, base + l] = dense_i[k]
+    return True
 
 
 @njit(**_opts)

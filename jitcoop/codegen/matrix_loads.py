@@ -83,15 +83,11 @@ def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tupl
     return text, f"{p}put"
 
 
-def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
-    """The load function of a row-major load into the striped layout (run: codes.run_length)."""
-    W = em.W
-    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
-    if name in em.decls:
-        return name
-    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
-    conv, last = _convert(fmt, run, slot, "%src", "%v", "run")
-    body = f"""  br label %row
+def _striped_runs(W, rows, cols, inv, run, psize, esize, move: str, last: str) -> str:
+    """The loops over one instance's rows and their runs in the striped layout, around `move`,
+    which finds the run's memory at %mem (a ptr) and the index of its first fragment slot at %j,
+    and ends in block `last`."""
+    return f"""  br label %row
 row:
   %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
   %rs = mul i64 %r, %s
@@ -104,15 +100,13 @@ run:
   %k = add i64 %rc, %c0
   %e = udiv i64 %k, {inv}
   %lane = urem i64 %k, {inv}
-  %cb = mul i64 %c0, {esize}
-  %srca = add i64 %rowp, %cb
-  %src = inttoptr i64 %srca to ptr
-{conv}
   %ew = mul i64 %e, {W}
   %j0 = add i64 %ew, %base
   %j = add i64 %j0, %lane
-  %dst = getelementptr {slot}, ptr %frag, i64 %j
-  store <{run} x {slot}> %v, ptr %dst, align {ssize}
+  %cb = mul i64 %c0, {esize}
+  %mema = add i64 %rowp, %cb
+  %mem = inttoptr i64 %mema to ptr
+{move}
   %c1 = add i64 %c0, {run}
   %more = icmp ult i64 %c1, {cols}
   br i1 %more, label %run, label %row.next
@@ -120,7 +114,21 @@ row.next:
   %r1 = add i64 %r, 1
   %rmore = icmp ult i64 %r1, {rows}
   br i1 %rmore, label %row, label %inst.next"""
-    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "", body)
+
+
+def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
+    """The load function of a row-major load into the striped layout (run: codes.run_length)."""
+    W = em.W
+    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
+    if name in em.decls:
+        return name
+    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    conv, last = _convert(fmt, run, slot, "%mem", "%v", "run")
+    move = f"""{conv}
+  %dst = getelementptr {slot}, ptr %frag, i64 %j
+  store <{run} x {slot}> %v, ptr %dst, align {ssize}"""
+    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
+                               _striped_runs(W, rows, cols, inv, run, psize, esize, move, last))
     return name
 
 
@@ -134,50 +142,24 @@ def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: in
     name = f"@jc.cmstore.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
     if name in em.decls:
         return name
-    mem = _mem_type(fmt)
-    esize, ssize = _SIZE[mem], _SIZE[slot]
+    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
     vs = f"<{run} x {slot}>"
+    move = f"""  %fp = getelementptr {slot}, ptr %frag, i64 %j
+  %v = load {vs}, ptr %fp, align {ssize}"""
     if fmt == K.F16:
         iv = f"<{run} x i16>"
-        convert = f"""  %h = fptrunc {vs} %v to <{run} x half>
+        move += f"""
+  %h = fptrunc {vs} %v to <{run} x half>
   %hb = bitcast <{run} x half> %h to {iv}
   %isnan = fcmp uno {vs} %v, %v
   %sign = and {iv} %hb, {_splat(run, "i16", 0x8000)}
   %qn = or {iv} %sign, {_splat(run, "i16", 0x7E00)}
   %out = select <{run} x i1> %isnan, {iv} %qn, {iv} %hb
-  store {iv} %out, ptr %dst, align 1"""
+  store {iv} %out, ptr %mem, align 1"""
     else:
-        convert = f"  store {vs} %v, ptr %dst, align 1"
-    body = f"""  br label %row
-row:
-  %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
-  %rs = mul i64 %r, %s
-  %rb = mul i64 %rs, {psize}
-  %rowp = add i64 %p, %rb
-  br label %run
-run:
-  %c0 = phi i64 [ 0, %row ], [ %c1, %run ]
-  %rc = mul i64 %r, {cols}
-  %k = add i64 %rc, %c0
-  %e = udiv i64 %k, {inv}
-  %lane = urem i64 %k, {inv}
-  %ew = mul i64 %e, {W}
-  %j0 = add i64 %ew, %base
-  %j = add i64 %j0, %lane
-  %fp = getelementptr {slot}, ptr %frag, i64 %j
-  %v = load {vs}, ptr %fp, align {ssize}
-  %cb = mul i64 %c0, {esize}
-  %dsta = add i64 %rowp, %cb
-  %dst = inttoptr i64 %dsta to ptr
-{convert}
-  %c1 = add i64 %c0, {run}
-  %more = icmp ult i64 %c1, {cols}
-  br i1 %more, label %run, label %row.next
-row.next:
-  %r1 = add i64 %r, 1
-  %rmore = icmp ult i64 %r1, {rows}
-  br i1 %rmore, label %row, label %inst.next"""
-    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "", body, store=True)
+        move += f"\n  store {vs} %v, ptr %mem, align 1"
+    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
+                               _striped_runs(W, rows, cols, inv, run, psize, esize, move, "run"), store=True)
     return name
 
 

@@ -322,7 +322,6 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
     `run` > 0 (the striped layout, coopmat.run_length): an instance whose rows are contiguous and
     in bounds is copied a row at a time straight into the fragments."""
     W = state.shape[0]
-    L = tab.shape[1]
     bc = np.zeros(10, np.int64)
     cib = np.zeros(10, np.int64)
     rt = np.empty((rows, 5), np.int64)
@@ -339,8 +338,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
             return base
         if rdim == _MOVED:
             continue
-        if _gather_clean(frag, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
-                         dense_f, dense_i):
+        if _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
+                         dense_f, dense_i, stat):
             continue
         for r in range(rows):
             for c in range(cols):
@@ -362,23 +361,30 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                     info[2] = st
                     info[3] = k
                     return base
-        for l in range(inv):
-            for e in range(L):
-                k = tab[l, e]
-                if stat[k] == SKIP:
-                    frag[e, base + l] = obj[e, base + l]
-                elif fmt == F32:
-                    frag[e, base + l] = bits_f32(np.uint32(dense_i[k]))
-                elif fmt <= E5M2:
-                    frag[e, base + l] = dense_f[k]
-                else:
-                    frag[e, base + l] = dense_i[k]
+        _to_fragments(frag, obj, base, inv, tab, fmt, stat, dense_f, dense_i)
     return -1
 
 
 @njit(**_opts)
-def _gather_clean(frag, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
-                  dense_f, dense_i):
+def _to_fragments(frag, obj, base, inv, tab, fmt, stat, dense_f, dense_i):
+    """One instance's fragments from the dense copy of its elements (the Object's element where
+    the status says SKIP: outside the clip region)."""
+    for l in range(inv):
+        for e in range(tab.shape[1]):
+            k = tab[l, e]
+            if stat[k] == SKIP:
+                frag[e, base + l] = obj[e, base + l]
+            elif fmt == F32:
+                frag[e, base + l] = bits_f32(np.uint32(dense_i[k]))
+            elif fmt <= E5M2:
+                frag[e, base + l] = dense_f[k]
+            else:
+                frag[e, base + l] = dense_i[k]
+
+
+@njit(**_opts)
+def _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
+                  dense_f, dense_i, stat):
     """One instance of a load under a clean plan whose elements all lie in bounds, when its rows
     are not contiguous (a transposing view, a row stride): each element read at
     p + (rt[r] + ct[c]) x esize with no per-element status or bounds test, then the fragments
@@ -403,16 +409,8 @@ def _gather_clean(frag, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, range
         a = p + rt[r, P_PART] * esize
         for c in range(cols):
             dense_f[r * cols + c], dense_i[r * cols + c] = _read(a + ct[c, P_PART] * esize, fmt)
-    L = tab.shape[1]
-    for l in range(inv):
-        for e in range(L):
-            k = tab[l, e]
-            if fmt == F32:
-                frag[e, base + l] = bits_f32(np.uint32(dense_i[k]))
-            elif fmt <= E5M2:
-                frag[e, base + l] = dense_f[k]
-            else:
-                frag[e, base + l] = dense_i[k]
+            stat[r * cols + c] = OK
+    _to_fragments(frag, obj, base, inv, tab, fmt, stat, dense_f, dense_i)
     return True
 
 

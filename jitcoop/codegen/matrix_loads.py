@@ -34,6 +34,8 @@ _BITS = {K.F32: ("float", "float"), K.F64: ("double", "double"),
          K.S32: ("i32", "i32"), K.U32: ("i32", "i32"), K.S64: ("i64", "i64"), K.U64: ("i64", "i64")}
 _SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
 UNROLL = 1024           # elements of a tile whose gather is emitted straight, not as a loop
+TILE_BYTES = 1 << 18    # the largest dense tile the table path keeps on the stack (a workgroup
+                        # matrix may have 2^22 elements: the library's load serves those)
 
 
 def supported(fmt: int, slot: str) -> bool:
@@ -42,6 +44,17 @@ def supported(fmt: int, slot: str) -> bool:
     if fmt == K.F16:
         return slot == "float"
     return fmt in _BITS and _BITS[fmt][1] == slot
+
+
+def _chunk(run: int) -> int:
+    """The vector width a run moves in: the largest divisor of the run up to 64 elements (a
+    workgroup matrix's run can be a whole row of hundreds)."""
+    return max(d for d in range(1, min(run, 64) + 1) if run % d == 0)
+
+
+def tile_fits(rows: int, cols: int, slot: str) -> bool:
+    """Whether the table path's dense tile of rows x cols slots fits on the stack."""
+    return rows * cols * _SIZE[slot] <= TILE_BYTES
 
 
 def _mem_type(fmt: int) -> str:
@@ -83,8 +96,9 @@ def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tupl
     return text, f"{p}put"
 
 
-def _striped_runs(W, rows, cols, inv, run, psize, esize, move: str, last: str) -> str:
-    """The loops over one instance's rows and their runs in the striped layout, around `move`,
+def _striped_runs(W, rows, cols, inv, step, psize, esize, move: str, last: str) -> str:
+    """The loops over one instance's rows and their runs in the striped layout, `step` elements at
+    a time (a divisor of the run: the elements stay in one fragment row), around `move`,
     which finds the run's memory at %mem (a ptr) and the index of its first fragment slot at %j,
     and ends in block `last`."""
     return f"""  br label %row
@@ -107,7 +121,7 @@ run:
   %mema = add i64 %rowp, %cb
   %mem = inttoptr i64 %mema to ptr
 {move}
-  %c1 = add i64 %c0, {run}
+  %c1 = add i64 %c0, {step}
   %more = icmp ult i64 %c1, {cols}
   br i1 %more, label %run, label %row.next
 row.next:
@@ -123,12 +137,13 @@ def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt
     if name in em.decls:
         return name
     esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
-    conv, last = _convert(fmt, run, slot, "%mem", "%v", "run")
+    step = _chunk(run)
+    conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")
     move = f"""{conv}
   %dst = getelementptr {slot}, ptr %frag, i64 %j
-  store <{run} x {slot}> %v, ptr %dst, align {ssize}"""
+  store <{step} x {slot}> %v, ptr %dst, align {ssize}"""
     em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
-                               _striped_runs(W, rows, cols, inv, run, psize, esize, move, last))
+                               _striped_runs(W, rows, cols, inv, step, psize, esize, move, last))
     return name
 
 
@@ -143,23 +158,24 @@ def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: in
     if name in em.decls:
         return name
     esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
-    vs = f"<{run} x {slot}>"
+    step = _chunk(run)
+    vs = f"<{step} x {slot}>"
     move = f"""  %fp = getelementptr {slot}, ptr %frag, i64 %j
   %v = load {vs}, ptr %fp, align {ssize}"""
     if fmt == K.F16:
-        iv = f"<{run} x i16>"
+        iv = f"<{step} x i16>"
         move += f"""
-  %h = fptrunc {vs} %v to <{run} x half>
-  %hb = bitcast <{run} x half> %h to {iv}
+  %h = fptrunc {vs} %v to <{step} x half>
+  %hb = bitcast <{step} x half> %h to {iv}
   %isnan = fcmp uno {vs} %v, %v
-  %sign = and {iv} %hb, {_splat(run, "i16", 0x8000)}
-  %qn = or {iv} %sign, {_splat(run, "i16", 0x7E00)}
-  %out = select <{run} x i1> %isnan, {iv} %qn, {iv} %hb
+  %sign = and {iv} %hb, {_splat(step, "i16", 0x8000)}
+  %qn = or {iv} %sign, {_splat(step, "i16", 0x7E00)}
+  %out = select <{step} x i1> %isnan, {iv} %qn, {iv} %hb
   store {iv} %out, ptr %mem, align 1"""
     else:
         move += f"\n  store {vs} %v, ptr %mem, align 1"
     em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
-                               _striped_runs(W, rows, cols, inv, run, psize, esize, move, "run"), store=True)
+                               _striped_runs(W, rows, cols, inv, step, psize, esize, move, "run"), store=True)
     return name
 
 
@@ -179,18 +195,29 @@ def table_helper(em, layout, rows: int, cols: int, inv: int, psize: int, fmt: in
     n = rows * cols
     length = tab.shape[1]
     alloca = f"  %tile = alloca [{n} x {slot}], align 64"
-    conv, last = _convert(fmt, width, slot, "%src", "%v", "line")
+    step = _chunk(width)
+    conv, last = _convert(fmt, step, slot, "%src", "%v", "piece")
     copy = f"""  br label %line
 line:
-  %r = phi i64 [ 0, %copy ], [ %r1, %{last} ]
+  %r = phi i64 [ 0, %copy ], [ %r1, %line.next ]
   %rs = mul i64 %r, %s
   %rb = mul i64 %rs, {psize}
-  %srca = add i64 %p, %rb
+  %linea = add i64 %p, %rb
+  %to = mul i64 %r, {width}
+  br label %piece
+piece:
+  %c0 = phi i64 [ 0, %line ], [ %c1, %{last} ]
+  %cb = mul i64 %c0, {esize}
+  %srca = add i64 %linea, %cb
   %src = inttoptr i64 %srca to ptr
 {conv}
-  %to = mul i64 %r, {width}
-  %dst = getelementptr {slot}, ptr %tile, i64 %to
-  store <{width} x {slot}> %v, ptr %dst, align {ssize}
+  %toc = add i64 %to, %c0
+  %dst = getelementptr {slot}, ptr %tile, i64 %toc
+  store <{step} x {slot}> %v, ptr %dst, align {ssize}
+  %c1 = add i64 %c0, {step}
+  %cmore = icmp ult i64 %c1, {width}
+  br i1 %cmore, label %piece, label %line.next
+line.next:
   %r1 = add i64 %r, 1
   %rmore = icmp ult i64 %r1, {lines}
   br i1 %rmore, label %line, label %gather

@@ -133,7 +133,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
                 helper = matrix_loads.striped_store_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
         elif run > 0:
             helper = matrix_loads.striped_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
-        else:
+        elif matrix_loads.tile_fits(t.rows, t.cols, block.llvm):
             helper = matrix_loads.table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, block.llvm,
                                                bool(col_major))
     if helper is not None:

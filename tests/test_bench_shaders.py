@@ -3,7 +3,8 @@ each shader at a small size (M = N = K = 128; Q4_0: 64 tokens; attention: 8 head
 queries and keys) against numpy's float64 reference with the tolerance corpus.py states, so the
 corpus cannot silently break. Kernels are compiled with the options the benchmarks use (the
 disk cache serves both). The default run keeps the issue's named shapes on the generic profile
-(the plain GEMM at 16x16x16 and 8x8x8, the arrays / uvec4 / column-major / alpha-beta GEMM);
+(the plain GEMM at 16x16x16 and 8x8x8, the arrays / uvec4 / column-major / alpha-beta GEMM, the
+workgroup GEMM with matrices in arrays);
 every other shader, and all on the nvidia profile, run with `-m slow`."""
 import sys
 from pathlib import Path
@@ -16,7 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import corpus  # noqa: E402
 
 SIZE = 128
-DEFAULT = {"plain_16", "plain_8", "arrays_uvec4"}
+# wg_arrays: a column-major workgroup-scope load (codegen/matrix_loads.py's table path, its
+# gather a loop over a constant table)
+DEFAULT = {"plain_16", "plain_8", "arrays_uvec4", "wg_arrays"}
 
 
 def _cases():

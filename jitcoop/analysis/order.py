@@ -12,6 +12,7 @@ of a loop before its continue construct (SPIRV-Tools calls it the structured ord
 """
 from __future__ import annotations
 
+from .. import graph
 from .flatten import FlatFunction
 
 MERGES = {"OpLoopMerge": 2, "OpSelectionMerge": 1}   # how many leading operands are block labels
@@ -26,16 +27,7 @@ def structured_order(ff: FlatFunction) -> dict[int, int]:
         out = m.operands[:MERGES[m.opname]] if m is not None else []
         return [s for s in dict.fromkeys(out + b.succs()) if s in bmap]
 
-    post, seen = [], {ff.blocks[0].label}
-    stack = [(ff.blocks[0].label, iter(succs(ff.blocks[0])))]
-    while stack:                       # iterative: flattened shaders have thousands of blocks
-        label, it = stack[-1]
-        s = next((x for x in it if x not in seen), None)
-        if s is None:
-            post.append(label)
-            stack.pop()
-        else:
-            seen.add(s)
-            stack.append((s, iter(succs(bmap[s]))))
-    order = post[::-1] + [b.label for b in ff.blocks if b.label not in seen]
+    rpo = graph.reverse_postorder(ff.blocks[0].label, lambda label: succs(bmap[label]))
+    seen = set(rpo)
+    order = rpo + [b.label for b in ff.blocks if b.label not in seen]
     return {label: i for i, label in enumerate(order)}

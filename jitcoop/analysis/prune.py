@@ -10,6 +10,7 @@ production quantized matmul, a third of it).
 from __future__ import annotations
 
 from ..spirv.reader import Instruction
+from . import cfg
 from .flatten import FlatFunction, _synth
 
 
@@ -43,13 +44,7 @@ def dead_arms(ff: FlatFunction, spec) -> int:
         live = _live_target(b.term, spec)
         if live is not None:
             b.term = _synth("OpBranch", [live], ["IdRef"], b.term.offset)
-    bmap = ff.block_map()
-    seen, todo = {ff.blocks[0].label}, [ff.blocks[0].label]
-    while todo:
-        for s in bmap[todo.pop()].succs():
-            if s not in seen and s in bmap:
-                seen.add(s)
-                todo.append(s)
+    seen = set(cfg.reverse_postorder(ff))
     dropped = len(ff.blocks) - len(seen)
     ff.blocks = [b for b in ff.blocks if b.label in seen]
     edges = {(b.label, s) for b in ff.blocks for s in b.succs()}

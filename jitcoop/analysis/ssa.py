@@ -19,7 +19,7 @@ def _pointee_type_id(spec, var) -> int:
     return spec.def_of(var.result_type).operands[1]
 
 
-def _stored_in_quiet_loops(ff: FlatFunction, is_collective) -> set:
+def _stored_in_quiet_loops(ff: FlatFunction, is_collective, idom, preds) -> set:
     """Variables stored inside a loop with no collective instruction in it and read after it.
 
     An SSA value live across a collective is written to its lane's slot where it is defined
@@ -28,7 +28,6 @@ def _stored_in_quiet_loops(ff: FlatFunction, is_collective) -> set:
     before the next barrier) the first costs a store per iteration, the second one per suspend:
     such variables are left to the variables analysis, unless they hold matrices. (A loop's own
     counter, read only inside it, dies with the loop: it stays a candidate, for the unroller.)"""
-    idom = cfg.dominators(ff)
     bmap = ff.block_map()
     loads_at: dict = {}
     for b in ff.blocks:
@@ -36,7 +35,7 @@ def _stored_in_quiet_loops(ff: FlatFunction, is_collective) -> set:
             if i.opname == "OpLoad":
                 loads_at.setdefault(i.operands[0], set()).add(b.label)
     out = set()
-    for lp in cfg.natural_loops(ff, idom):
+    for lp in cfg.natural_loops(ff, idom, preds):
         blocks = [bmap[label] for label in lp.body]
         if any(is_collective(i) for b in blocks for i in b.instrs):
             continue
@@ -45,12 +44,12 @@ def _stored_in_quiet_loops(ff: FlatFunction, is_collective) -> set:
     return out
 
 
-def candidates(ff: FlatFunction, spec, users: dict, is_collective=None) -> list:
+def candidates(ff: FlatFunction, spec, users: dict, is_collective=None, idom=None, preds=None) -> list:
     """The Function variables whose every use is a whole load or a whole store of another value,
     of a scalar, vector or cooperative matrix type; scalars and vectors not stored in a loop
-    without collectives (see _stored_in_quiet_loops)."""
+    without collectives (see _stored_in_quiet_loops, which takes the graph's idom and preds)."""
     out = []
-    quiet = _stored_in_quiet_loops(ff, is_collective) if is_collective is not None else set()
+    quiet = _stored_in_quiet_loops(ff, is_collective, idom, preds) if is_collective is not None else set()
     for v in ff.variables:
         pointee = spec.type(v.result_type).pointee
         if not isinstance(pointee, (Scalar, Vector, CoopMat)):
@@ -69,13 +68,13 @@ def promote(ff: FlatFunction, spec, ids, is_collective=None) -> int:
     """Promote every candidate variable; returns how many were. is_collective(ins), when given,
     keeps scalars and vectors stored in loops without collectives out."""
     users = ff.users()
-    vars_ = candidates(ff, spec, users, is_collective)
+    preds = cfg.predecessors(ff)
+    idom = cfg.dominators(ff, preds)
+    vars_ = candidates(ff, spec, users, is_collective, idom, preds)
     if not vars_:
         return 0
     promoted = {v.result: v for v in vars_}
     bmap = ff.block_map()
-    preds = cfg.predecessors(ff)
-    idom = cfg.dominators(ff, preds)
     df = cfg.frontiers(ff, idom, preds)
     live_in = _live_in(ff, promoted, preds)
 

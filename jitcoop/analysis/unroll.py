@@ -20,11 +20,11 @@ from __future__ import annotations
 from ..spirv.specialize import wrap_int
 from ..spirv.types import CoopMat, Pointer, Scalar
 from . import cfg
-from .flatten import FBlock, FlatFunction, _clone, _synth
+from .flatten import FBlock, FlatFunction, _clone, _rename_phi_preds, _synth
 from .ssa import rename
 
 MAX_TRIPS = 8
-MAX_COPIED = 4000          # instructions a loop's unrolling may add
+MAX_COPIED = 8000          # instructions a loop's copies may hold together
 
 _CMP = {
     "OpULessThan": lambda a, b: a < b, "OpULessThanEqual": lambda a, b: a <= b,
@@ -85,7 +85,7 @@ def _plan(ff, spec, lp: cfg.Loop, preds, is_collective):
     blocks = [bmap[x] for x in lp.body]
     if not any(_touches_matrices(spec, i, is_collective) for b in blocks for i in b.instrs):
         return None
-    if sum(len(b.instrs) + 1 for b in blocks) * MAX_TRIPS > MAX_COPIED * 2:
+    if sum(len(b.instrs) + 1 for b in blocks) * MAX_TRIPS > MAX_COPIED:
         return None
     # the only way out: one conditional branch to the merge block, in the header's chain
     exits = [(b.label, s) for b in blocks for s in b.succs() if s not in lp.body]
@@ -164,8 +164,8 @@ def _unroll(ff: FlatFunction, spec, ids, lp: cfg.Loop, plan: _Plan, preds):
         for b in part:
             mapping[b.label] = ids.fresh()
             for ins in b.instrs:
-                if ins.result is not None and ins.opname != "OpPhi" or (
-                        ins.opname == "OpPhi" and b.label != lp.header):
+                # every result gets a fresh id, but the header's phis (given values below)
+                if ins.result is not None and not (ins.opname == "OpPhi" and b.label == lp.header):
                     mapping[ins.result] = ids.fresh()
         # the header's phis: the counter a constant; the others what the last trip left
         head_phis = []
@@ -216,9 +216,7 @@ def _unroll(ff: FlatFunction, spec, ids, lp: cfg.Loop, plan: _Plan, preds):
             b.term = _retarget(b.term, lp.header, first)
             if b.merge is not None:
                 b.merge = _retarget(b.merge, lp.header, first)
-    m = bmap[lp.merge]
-    m.instrs = [_relabel_phi(i, plan.exit_block, last_map[plan.exit_block]) if i.opname == "OpPhi" else i
-                for i in m.instrs]
+    _rename_phi_preds(ff.blocks, [lp.merge], plan.exit_block, last_map[plan.exit_block])
     # after the loop, what the header's chain defined is the final test's
     outside = {k: v for k, v in last_map.items()
                if k not in chain_labels and any(i.result == k for b in plan.chain for i in b.instrs)}
@@ -232,9 +230,4 @@ def _retarget(ins, old, new):
     """A terminator or merge instruction with label `old` replaced by `new`."""
     return _clone(ins, {old: new})
 
-
-def _relabel_phi(phi, old, new):
-    c = _clone(phi, {})
-    c.operands = [new if (k % 2 == 1 and x == old) else x for k, x in enumerate(c.operands)]
-    return c
 

@@ -29,7 +29,7 @@ from .llvm import ty
 # Scalar types of slot rows by LLVM register type, and their kernel-library dtype tags.
 _SLOT = {"i1": ("i8", "b"), "i8": ("i8", "i8"), "i16": ("i16", "i16"), "i32": ("i32", "i32"),
          "i64": ("i64", "i64"), "float": ("float", "f32"), "double": ("double", "f64")}
-_SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "float": 4, "double": 8}
+SIZE_OF = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}   # LLVM type -> bytes
 _DTYPE_LLVM = {"b": "i8", "i8": "i8", "u8": "i8", "i16": "i16", "u16": "i16", "i32": "i32", "u32": "i32",
                "i64": "i64", "u64": "i64", "f32": "float", "f64": "double"}
 _NP = {"b": np.bool_, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32,
@@ -93,7 +93,7 @@ class Collectives:
         """A pointer operand to n values of LLVM type t in the work area (made once, in the entry)."""
         p = self._work_names.get(name)
         if p is None:
-            off = self.work_alloc(n * _SIZE[t])
+            off = self.work_alloc(n * SIZE_OF[t])
             p = self._work_names[name] = f"%w.{name}"
             self.entry_defs.append(f"{p} = getelementptr i8, ptr %work, i64 {off}")
         return p
@@ -537,7 +537,7 @@ done:
                 nitems = shape[0]
                 for s in shape[1:]:
                     nitems = self._mul(nitems, s)
-                isz = _SIZE[a.llvm]
+                isz = SIZE_OF[a.llvm]
                 strides, st = [], isz
                 for s in reversed(shape):
                     strides.insert(0, st)

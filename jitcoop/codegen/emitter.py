@@ -380,7 +380,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.ptrs: dict[int, Ptr] = {}
         self.var_homes: dict[int, list] = {}
         self._frame_names: set[str] = set()
-        self._last_starts: dict = {}
+        self._start_counts: dict = {}
         self.in_hoist = False
         self.lane_reg: str | None = None
         self.wg_reg = "%wg"

@@ -27,20 +27,34 @@ import zlib
 import numpy as np
 
 from ..kernels import codes as K
+from .collectives import SIZE_OF
 
 # memory format -> (memory element LLVM type, slot LLVM type) for the formats moved bit for bit
 _BITS = {K.F32: ("float", "float"), K.F64: ("double", "double"),
          K.S8: ("i8", "i8"), K.U8: ("i8", "i8"), K.S16: ("i16", "i16"), K.U16: ("i16", "i16"),
          K.S32: ("i32", "i32"), K.U32: ("i32", "i32"), K.S64: ("i64", "i64"), K.U64: ("i64", "i64")}
-_SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
 UNROLL = 1024           # elements of a tile whose gather is emitted straight, not as a loop
 TILE_BYTES = 1 << 18    # the largest dense tile the table path keeps on the stack (a workgroup
                         # matrix may have 2^22 elements: the library's load serves those)
 
 
-def supported(fmt: int, slot: str) -> bool:
-    """Whether a load of format fmt into slots of LLVM type `slot` is emitted here (else the
-    library's general load serves)."""
+def function_for(em, t, inv: int, run: int, psize: int, fmt: int, slot: str, col_major: bool,
+                 store: bool) -> str | None:
+    """The name of the function that moves matrix type t between memory of format fmt and slots
+    of LLVM type `slot` (run: codes.run_length), or None where the library's general load or
+    store serves: formats the slots do not hold bit for bit or as float32 from float16, stores
+    other than striped row-major ones, dense tiles too large for the stack."""
+    if not _supported(fmt, slot):
+        return None
+    if run > 0:
+        make = striped_store_helper if store else striped_helper
+        return make(em, t.rows, t.cols, inv, run, psize, fmt, slot)
+    if store or not _tile_fits(t.rows, t.cols, slot):
+        return None
+    return table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, slot, col_major)
+
+
+def _supported(fmt: int, slot: str) -> bool:
     if fmt == K.F16:
         return slot == "float"
     return fmt in _BITS and _BITS[fmt][1] == slot
@@ -52,9 +66,9 @@ def _chunk(run: int) -> int:
     return max(d for d in range(1, min(run, 64) + 1) if run % d == 0)
 
 
-def tile_fits(rows: int, cols: int, slot: str) -> bool:
+def _tile_fits(rows: int, cols: int, slot: str) -> bool:
     """Whether the table path's dense tile of rows x cols slots fits on the stack."""
-    return rows * cols * _SIZE[slot] <= TILE_BYTES
+    return rows * cols * SIZE_OF[slot] <= TILE_BYTES
 
 
 def _mem_type(fmt: int) -> str:
@@ -136,7 +150,7 @@ def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt
     name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
     if name in em.decls:
         return name
-    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")
     move = f"""{conv}
@@ -157,7 +171,7 @@ def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: in
     name = f"@jc.cmstore.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
     if name in em.decls:
         return name
-    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     vs = f"<{step} x {slot}>"
     move = f"""  %fp = getelementptr {slot}, ptr %frag, i64 %j
@@ -191,7 +205,7 @@ def table_helper(em, layout, rows: int, cols: int, inv: int, psize: int, fmt: in
     name = f"@jc.cmload.t{rows}x{cols}.{int(col_major)}.i{inv}.w{W}.p{psize}.f{fmt}.{slot}.{key:x}"
     if name in em.decls:
         return name
-    esize, ssize = _SIZE[_mem_type(fmt)], _SIZE[slot]
+    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     n = rows * cols
     length = tab.shape[1]
     alloca = f"  %tile = alloca [{n} x {slot}], align 64"

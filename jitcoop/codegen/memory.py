@@ -99,9 +99,9 @@ class Memory:
         if isinstance(size, int):
             return str(max(size - nbytes + 1, 0))
         key = (base, nbytes)
-        name = self._last_starts.get(key)
+        name = self._start_counts.get(key)
         if name is None:
-            name = self._last_starts[key] = f"{base}.starts{nbytes}"
+            name = self._start_counts[key] = f"{base}.starts{nbytes}"
             self.entry_defs.append(f"{name}.fits = icmp sge i64 {size}, {nbytes}")
             self.entry_defs.append(f"{name}.n = sub i64 {size}, {nbytes - 1}")
             self.entry_defs.append(f"{name} = select i1 {name}.fits, i64 {name}.n, i64 0")

@@ -46,43 +46,6 @@ _alloc = dict(_opts, _nrt=True)
 
 
 
-@njit(**_opts)
-def check_scope(state, wait, inv):
-    """-1 if every scope instance with a lane waiting here has all its lanes waiting here;
-    otherwise the first lane of such an instance that is not (it finished or waits elsewhere)."""
-    W = state.shape[0]
-    for base in range(0, W, inv):
-        some = False
-        for l in range(base, base + inv):
-            if state[l] == wait:
-                some = True
-                break
-        if some:
-            for l in range(base, base + inv):
-                if state[l] != wait:
-                    return l
-    return -1
-
-
-@njit(**_opts)
-def check_uniform(state, wait, inv, vals):
-    """-1, or the first lane whose operand differs from its instance's first lane (operands of
-    cooperative instructions must be dynamically uniform in the scope)."""
-    W = state.shape[0]
-    for base in range(0, W, inv):
-        if state[base] != wait:
-            continue
-        v = vals[base]
-        differ = 0
-        for l in range(base + 1, base + inv):      # no early exit: vector code
-            differ += vals[l] != v
-        if differ:
-            for l in range(base + 1, base + inv):
-                if vals[l] != v:
-                    return l
-    return -1
-
-
 # -- gather / scatter -----------------------------------------------------------------------------
 # A fragment operand reaches the dense form through the layout's *source table* `src[2, n]`: for
 # each linear index k = row * cols + col, the (e, lane) whose copy is read (the highest invocation

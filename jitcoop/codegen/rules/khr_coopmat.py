@@ -126,16 +126,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     fn = "store" if store else "load"
     run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
     fmt = fmt_of(t.elem)
-    helper = None
-    if matrix_loads.supported(fmt, block.llvm):
-        if store:
-            if run > 0:
-                helper = matrix_loads.striped_store_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
-        elif run > 0:
-            helper = matrix_loads.striped_helper(em, t.rows, t.cols, inv, run, psize, fmt, block.llvm)
-        elif matrix_loads.tile_fits(t.rows, t.cols, block.llvm):
-            helper = matrix_loads.table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, block.llvm,
-                                               bool(col_major))
+    helper = matrix_loads.function_for(em, t, inv, run, psize, fmt, block.llvm, bool(col_major), store)
     if helper is not None:
         bad = em.op(f"call i64 {helper}(ptr {em.state}, i32 {wait}, ptr {block.ptr}, ptr {addr.ptr}, "
                     f"ptr {stride.ptr}, i64 {lo}, i64 {hi}, ptr %ranges, i64 %nranges, ptr {em.info_array().ptr})")

@@ -68,8 +68,10 @@ def test_unsupported_instruction_fails_at_load():
     assert e.value.opname == "OpDPdx" and e.value.result_id is not None
 
 
-ASM_WITH_DERIVATIVE = """
+# A one-function compute shader: {imports} after the capability, {body} from the entry block on
+ASM_MAIN = """
                OpCapability Shader
+{imports}
                OpMemoryModel Logical GLSL450
                OpEntryPoint GLCompute %main "main"
                OpExecutionMode %main LocalSize 1 1 1
@@ -79,10 +81,11 @@ ASM_WITH_DERIVATIVE = """
     %float_1 = OpConstant %float 1
        %main = OpFunction %void None %fn
       %entry = OpLabel
-          %d = OpDPdx %float %float_1
-               OpReturn
+{body}
                OpFunctionEnd
 """
+ASM_WITH_DERIVATIVE = ASM_MAIN.format(imports="", body="""          %d = OpDPdx %float %float_1
+               OpReturn""")
 
 
 def test_missing_binding(saxpy):
@@ -125,23 +128,10 @@ def test_divergent_barrier_is_an_error():
 
 
 def test_instruction_between_blocks_is_refused_but_debug_information_is_dropped():
-    body = """
-               OpCapability Shader
-          %d = OpExtInstImport "NonSemantic.Shader.DebugInfo.100"
-               OpMemoryModel Logical GLSL450
-               OpEntryPoint GLCompute %main "main"
-               OpExecutionMode %main LocalSize 1 1 1
-       %void = OpTypeVoid
-         %fn = OpTypeFunction %void
-      %float = OpTypeFloat 32
-    %float_1 = OpConstant %float 1
-       %main = OpFunction %void None %fn
-      %entry = OpLabel
-               OpReturn
-{between}
-               OpFunctionEnd
-"""
-    jitcoop.Device().load(body.format(between="%s = OpExtInst %void %d DebugNoScope")).kernel().dispatch(1, {})
+    def module(between):
+        return ASM_MAIN.format(imports='          %d = OpExtInstImport "NonSemantic.Shader.DebugInfo.100"',
+                               body="               OpReturn\n" + between)
+    jitcoop.Device().load(module("%s = OpExtInst %void %d DebugNoScope")).kernel().dispatch(1, {})
     with pytest.raises(jitcoop.SpirvError, match="OpCopyObject between two blocks: only debug information") as e:
-        jitcoop.Device().load(body.format(between="%x = OpCopyObject %float %float_1"))
+        jitcoop.Device().load(module("%x = OpCopyObject %float %float_1"))
     assert e.value.opname == "OpCopyObject"

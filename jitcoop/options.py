@@ -27,6 +27,9 @@ class KernelOptions:
     """Seconds a compile may take before it stops with a SpirvError (0: no limit)."""
     opt_level: int = 3
     """LLVM optimization level of the generated code (0 to 3)."""
+    invariant_lanes: bool = True
+    """Run one invocation's code per workgroup when no invocation can differ from another
+    (jitcoop.analysis.invariance); False runs every invocation (to compare)."""
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
@@ -50,7 +53,7 @@ class KernelOptions:
         t = o.compile_timeout
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
-        for name in ("profile", "unchecked"):
+        for name in ("profile", "unchecked", "invariant_lanes"):
             if not isinstance(getattr(o, name), bool):
                 raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
         return o

@@ -38,24 +38,32 @@ def _kind(t) -> bool:
     return isinstance(t, CoopMat)
 
 
-def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set) -> Residency:
-    """Residency of the flat function; `promoted` loses the matrix variables that become resident."""
+def whole_vars(ctx: Context, promoted: set, var_types: dict) -> set:
+    """The promoted matrix variables only loaded and stored whole: they live in slot rows."""
+    out = set()
+    for v in promoted:
+        if _kind(var_types[v].pointee) and all(
+                (u.opname == "OpLoad" and u.operands[0] == v)
+                or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
+                for u in ctx.users.get(v, ())):
+            out.add(v)
+    return out
+
+
+def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set,
+         every: bool = False) -> Residency:
+    """Residency of the flat function; `promoted` loses the matrix variables that become resident.
+    `every`: every matrix value lives in slot rows (lane-invariant kernels run lane code on
+    matrices over every lane's column: analysis/invariance.py)."""
     res = Residency()
-    users = ctx.users
-    for v in list(promoted):
-        if not _kind(var_types[v].pointee):
-            continue
-        if all((u.opname == "OpLoad" and u.operands[0] == v)
-               or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
-               for u in users.get(v, ())):
-            res.resident_vars.add(v)
+    res.resident_vars = whole_vars(ctx, promoted, var_types)
     promoted -= res.resident_vars
     for b in ctx.ff.blocks:
         for ins in b.instrs:
             if ins.result is None or not _kind(ctx.spec.type(ins.result_type)):
                 continue
             op = ins.opname
-            if (op in collective or op in resident_defs or op in ("OpPhi", "OpCopyObject")
+            if (every or op in collective or op in resident_defs or op in ("OpPhi", "OpCopyObject")
                     or (op == "OpLoad" and ins.operands[0] in res.resident_vars)):
                 res.resident.add(ins.result)
     coalesce_phis(ctx, res)

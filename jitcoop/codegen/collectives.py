@@ -246,6 +246,13 @@ class Collectives:
         p, et, n = self.resident_block(x)
         if len(vals) != n:
             raise SpirvError(f"a value of {len(vals)} components stored into a matrix of {n}")
+        if self.invariant and not self.in_each_lane:
+            # a lane-invariant kernel outside each_lane stores only splats (initializers and
+            # constants reaching a phi): the same in every lane's column
+            for e, v in enumerate(vals):
+                row = self.op(f"getelementptr {et}, ptr {p}, i64 {e * self.W}")
+                self.fill_row(row, et, self.W, v)
+            return
         for e, v in enumerate(vals):
             self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
 
@@ -258,6 +265,12 @@ class Collectives:
         sp, _, _ = self.resident_block(src)
         if dp == sp:
             return                            # coalesced: the same rows
+        if self.invariant and not self.in_each_lane:
+            # every lane's column at once
+            self.declare("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
+            self.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {dp}, ptr {sp}, i64 {n * self.W * SIZE_OF[et]}, "
+                      f"i1 false)")
+            return
         if n <= 16:
             for e in range(n):
                 v = self.op(f"load {et}, ptr {self._res_elem(sp, et, e)}")
@@ -317,6 +330,35 @@ done:
         else:
             where.append(line)
 
+    def broadcast_row(self, row: str, st: str):
+        """Lane 0's value of a slot row to every lane (lane-invariant kernels: only lane 0 ran)."""
+        name = f"@jc.broadcast.{st}"
+        self.declare(name, f"""define internal void {name}(ptr %p, i64 %n) {{
+entry:
+  %v = load {st}, ptr %p
+  br label %loop
+loop:
+  %i = phi i64 [ 1, %entry ], [ %i1, %loop ]
+  %q = getelementptr {st}, ptr %p, i64 %i
+  store {st} %v, ptr %q
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}""")
+        if self.W > 1:
+            self.emit(f"call void {name}(ptr {row}, i64 {self.W})")
+
+    def _lane_rows(self, vid) -> list:
+        """The slot rows of an operand that lives in them, broadcast from lane 0 first when only
+        lane 0 ran."""
+        slots = self.slots_of(vid)
+        if self.invariant:
+            for _, st, row in slots:
+                self.broadcast_row(row, st)
+        return slots
+
     def coll_arrays(self, vid) -> list[Arr]:
         """Per-lane rows holding an operand of a collective, one per leaf (a uniform operand is
         broadcast into rows of its own first)."""
@@ -335,7 +377,7 @@ done:
         if vid in self.resident:
             a = self.resident_arr(vid)
             return [a.row(i, self) for i in range(a.shape[0])]
-        return [Arr(row, dtype_of(s), (self.W,)) for s, (_, _, row) in zip(lt, self.slots_of(vid))]
+        return [Arr(row, dtype_of(s), (self.W,)) for s, (_, _, row) in zip(lt, self._lane_rows(vid))]
 
     def coll_result(self, ins) -> list[Arr]:
         """Rows for a collective's result (the resumed lane reloads them)."""
@@ -351,7 +393,7 @@ done:
             return Arr(dst, "i64", (self.W,))
         if not self._uniform_operand(vid):
             t = self.value_type(vid)
-            (rt, st, row), = self.slots_of(vid)
+            (rt, st, row), = self._lane_rows(vid)
             if st == "i64":
                 return Arr(row, "i64", (self.W,))
             signed = isinstance(t, Scalar) and t.kind == "int" and t.signed
@@ -415,7 +457,7 @@ done:
             p, et, _ = self.resident_block(vid)
             self.emit(f"call void {self._widen_helper(et, False)}(ptr {dst}, ptr {p}, i64 {n * self.W})")
         elif vid in self.crossing:
-            for j, (t, st, row) in enumerate(self.slots_of(vid)):
+            for j, (t, st, row) in enumerate(self._lane_rows(vid)):
                 d = self.op(f"getelementptr i64, ptr {dst}, i64 {j * self.W}")
                 self.emit(f"call void {self._widen_helper(st, False)}(ptr {d}, ptr {row}, i64 {self.W})")
         else:
@@ -449,7 +491,7 @@ done:
                 else:
                     self.fill_row(row, et, self.W, v, where=fills)
             return Arr(blk, dtype_of(lt[0]), (len(lt), self.W))
-        slots = self.slots_of(vid)
+        slots = self._lane_rows(vid)
         return Arr(slots[0][2], dtype_of(lt[0]), (len(lt), self.W))
 
     def coll_result_block(self, ins) -> Arr:
@@ -510,6 +552,10 @@ done:
         return name
 
     def resume_lanes(self, wait: int, resume: int):
+        if self.invariant:
+            # every lane waited here
+            self.fill_row(self.state, "i32", self.W, str(resume))
+            return
         self.emit(f"call void {self.helper('resume')}(ptr {self.state}, i64 {self.W}, i32 {wait}, i32 {resume})")
 
     # -- kernel-library calls ------------------------------------------------------------------------------

@@ -3,9 +3,12 @@ allocas, the edges between blocks (phi values, matrix phi copies, cancel checks 
 edges), and a lane's stop before a collective and its resume after it."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+from ..analysis.flatten import used_ids
 from ..errors import SpirvError
 from ..spirv.reader import Instruction
-from ..spirv.types import Pointer, leaves
+from ..spirv.types import CoopMat, Pointer, leaves
 from . import rules as R
 from .llvm import Phi, lit, ty
 from .meta import Ptr
@@ -111,7 +114,49 @@ class ControlFlow:
                 rule(self, ins)
             return
         self._note(ins)
+        if self.invariant and self._on_matrices(ins):
+            with self.each_lane():
+                rule(self, ins)
+            return
         rule(self, ins)
+
+    # -- lane-invariant kernels: lane code on matrices ------------------------------------------------
+    def _on_matrices(self, ins: Instruction) -> bool:
+        """Whether an instruction reads or writes a cooperative matrix value."""
+        if ins.result is not None and ins.result_type is not None and isinstance(self.rtype(ins), CoopMat):
+            return True
+        for x in used_ids(ins):
+            if x in self.resident:
+                return True
+            try:
+                if isinstance(self.value_type(x), CoopMat):
+                    return True
+            except SpirvError:
+                continue            # a label, a type, an extended instruction set
+        return False
+
+    @contextmanager
+    def each_lane(self):
+        """Emit the code inside for every lane of the workgroup in turn (`lane_reg` its index): in a
+        lane-invariant kernel lane 0's code runs for all, but each lane holds its own fragment of
+        a matrix, so an instruction on matrices runs over every lane's column of the slot rows."""
+        fn = self.fn
+        pre = fn.cur
+        head, done = fn.label("each"), fn.label("each.done")
+        fn.br(head)
+        fn.block(head)
+        lane = fn.phi("i64", "each")
+        lane.incoming.append(("0", pre))
+        saved = self.lane_reg
+        self.lane_reg, self.in_each_lane = lane.name, True
+        try:
+            yield
+        finally:
+            self.lane_reg, self.in_each_lane = saved, False
+        nxt = self.op(f"add i64 {lane.name}, 1")
+        lane.incoming.append((nxt, fn.cur))
+        fn.cbr(self.op(f"icmp ult i64 {nxt}, {self.W}"), head, done)
+        fn.block(done)
 
     # -- branching (used by the control-flow rules) --------------------------------------------------
     def goto(self, target: int):

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import (bitmoves, callbacks, cfg, lanes, liveness, loops, matrices, order, prune, simplify, sroa, ssa,
-                        uniform, unroll, variables)
+from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, prune,
+                        simplify, sroa, ssa, uniform, unroll, variables)
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
 from ..devices import layouts as L
@@ -54,6 +54,8 @@ KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, 
 class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     callback = None           # set on a CallbackGen: the function compiled as a callback
     annotate = False          # a comment with the SPIR-V instruction before its code (dumps)
+    invariant = False         # lane-invariant: one invocation's code runs per workgroup (analysis/invariance.py)
+    in_each_lane = False      # emitting inside each_lane's loop over the lanes' matrix columns
 
     def __init__(self, module: Module, spec: Specialization, entry: str | None, subgroup_size: int,
                  options=None, profile=None):
@@ -80,7 +82,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         # the profile's lane layouts, unless no instruction can tell (then the striped one);
         # the shuffled profile exists to make layouts matter (a conversion between its types is
         # a relayout, so a divergent one is caught): it keeps its own
-        self.layouts_unobserved = self.profile.layout_kind != "shuffled" and lanes.observed(module) is None
+        self.lanes_observed = lanes.observed(module)
+        self.layouts_unobserved = self.profile.layout_kind != "shuffled" and self.lanes_observed is None
         spec.coop_layout = self._coop_layout
         self.ff = flatten(module, self.ep.function, lambda ins: ins.opname in R.COLLECTIVE,
                           rewrite=self._rewrite_flat, movable=self._movable)
@@ -174,7 +177,13 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
                                         private)
         keep = {v for cb in self.callbacks.values() for v in cb.private_reads}
         v = self.vars = variables.classify(ctx, keep, self._builtin_name)
-        self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS)
+        whole = matrices.whole_vars(ctx, v.promoted, v.var_types)
+        self.varying = (invariance.varying(ctx, v, self.lanes_observed, whole, keep) if self.options.invariant_lanes
+                        else "invariant_lanes=False")
+        self.invariant = self.varying is None
+        self.meta.lanes_run = 1 if self.invariant else self.W
+        self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS,
+                                 every=self.invariant)
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
                   if x not in v.promoted and x not in self.res.resident_vars]
         placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
@@ -192,6 +201,9 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         meta.bindings = sorted(v.bindings.values(), key=lambda b: b.index)
         meta.push_size, meta.shared_size, meta.private_frame = v.push_size, v.shared_size, v.private_frame
         self.hoisted = uniform.find(ctx, v, R.PURE)
+        if self.invariant:
+            # matrices live in slot rows, written by each_lane loops where they are computed
+            self.hoisted = {x for x in self.hoisted if not isinstance(ctx.value_type(x), CoopMat)}
         self.unchecked_loops = loops.unchecked_headers(ctx)
         self.bit_moves = bitmoves.find(ctx, v.promoted | self.resident_vars | set(v.inputs))
         self.has_collectives = any(b.collective for b in self.ff.blocks)
@@ -489,7 +501,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         fn.block("lane.latch")
         nxt = fn.op("add i64 %lane, 1")
         lane.incoming.append((nxt, "lane.latch"))
-        more = fn.op(f"icmp ult i64 {nxt}, {W}")
+        # a lane-invariant kernel runs lane 0's code for every lane
+        more = fn.op(f"icmp ult i64 {nxt}, {self.meta.lanes_run}")
         if self.has_collectives:
             fn.cbr(more, "lane.head", "sched.pick")
             self._emit_scheduler(st)
@@ -516,12 +529,20 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         fn.br("lane.head")
         self._lane_phi.incoming.append(("0", "sched.top"))
         fn.block("sched.pick")
-        c = fn.op(f"call i32 {self.helper('next')}(ptr {self.state}, i64 {W})")
         chained = [self._chained(b) for b in self.collective_blocks]
-        if any(x is not None for x in chained):
-            self.conv = fn.op(f"call i1 {self.helper('converged')}(ptr {self.state}, i64 {W})")
+        if self.invariant:
+            # only lane 0 ran: every lane is where it is (and so converged)
+            s0 = fn.op(f"load i32, ptr {self.state}")
+            self.broadcast_row(self.state, "i32")
+            waiting = fn.op(f"icmp sle i32 {s0}, -2")
+            c = fn.op(f"select i1 {waiting}, i32 {fn.op(f'sub i32 -2, {s0}')}, i32 -1")
+            self.conv = "true"
         else:
-            self.conv = "false"
+            c = fn.op(f"call i32 {self.helper('next')}(ptr {self.state}, i64 {W})")
+            if any(x is not None for x in chained):
+                self.conv = fn.op(f"call i1 {self.helper('converged')}(ptr {self.state}, i64 {W})")
+            else:
+                self.conv = "false"
         cases = " ".join(f"i32 {k}, label %coll{k}" for k in range(len(self.collective_blocks)))
         fn.emit(f"switch i32 {c}, label %wg.latch [ {cases} ]")
         for k, b in enumerate(self.collective_blocks):

@@ -60,6 +60,7 @@ class KernelMeta:
     work_size: int = 0            # bytes of per-thread scratch (lane states, slot rows, operands)
     sites: list = field(default_factory=list)
     has_collectives: bool = False
+    lanes_run: int = 0            # invocations whose code runs per workgroup (1: lane-invariant)
     uses_physical: bool = False
     writes_physical: bool = False
     has_atomics: bool = False

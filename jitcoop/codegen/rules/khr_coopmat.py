@@ -69,8 +69,8 @@ def check_scope(em, ins, wait, t):
 def check_uniform(em, ins, wait, t, row, what, vid=None):
     """An operand (in per-lane row `row`) must be the same in every lane of a scope instance;
     one computed once per workgroup (vid a constant or hoisted value) is by construction."""
-    if vid is not None and em._uniform_operand(vid):
-        return
+    if (vid is not None and em._uniform_operand(vid)) or em.invariant:
+        return                  # a lane-invariant kernel's operands are lane 0's, broadcast
     inv = scope_size(em, t)
     bad = em.op(f"call i64 {em.helper('check_uniform')}(ptr {em.state}, i64 {em.W}, i32 {wait}, i64 {inv}, "
                 f"ptr {row.ptr})")

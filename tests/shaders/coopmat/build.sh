@@ -35,9 +35,10 @@ muladd s16_s32 int16_t int16_t int32_t int32_t
 
 $G $V -DPART=1 arith.comp -o arith_f.spv >/dev/null
 $G $V -DPART=2 arith.comp -o arith_i.spv >/dev/null
-for s in ldst ldst_mem perlane flow flow_struct flow_undef arith_imts convert convert_a bad bad2 wg; do
+for s in ldst ldst_mem perlane flow flow_struct flow_undef arith_imts convert convert_a bad bad2 wg invariant; do
     $G $V $s.comp -o $s.spv >/dev/null
 done
+$G $V -DCOUNT invariant.comp -o invariant_count.spv >/dev/null
 
 # ldrun.comp: name element rows cols [extra glslang arguments]
 ldrun() {

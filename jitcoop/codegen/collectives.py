@@ -330,8 +330,21 @@ done:
         else:
             where.append(line)
 
+    def splat_row(self, row: str, st: str, v: str) -> bool:
+        """W values v of LLVM type st from row on as one vector store, when that is short (the
+        lane states and operand rows of lane-invariant kernels, written at every collective)."""
+        if self.W * SIZE_OF[st] > 512:
+            return False
+        vec = f"<{self.W} x {st}>"
+        one = self.op(f"insertelement {vec} poison, {st} {v}, i64 0")
+        all_ = self.op(f"shufflevector {vec} {one}, {vec} poison, <{self.W} x i32> zeroinitializer")
+        self.emit(f"store {vec} {all_}, ptr {row}, align {SIZE_OF[st]}")
+        return True
+
     def broadcast_row(self, row: str, st: str):
         """Lane 0's value of a slot row to every lane (lane-invariant kernels: only lane 0 ran)."""
+        if self.W > 1 and self.splat_row(row, st, self.op(f"load {st}, ptr {row}")):
+            return
         name = f"@jc.broadcast.{st}"
         self.declare(name, f"""define internal void {name}(ptr %p, i64 %n) {{
 entry:
@@ -554,7 +567,8 @@ done:
     def resume_lanes(self, wait: int, resume: int):
         if self.invariant:
             # every lane waited here
-            self.fill_row(self.state, "i32", self.W, str(resume))
+            if not self.splat_row(self.state, "i32", str(resume)):
+                self.fill_row(self.state, "i32", self.W, str(resume))
             return
         self.emit(f"call void {self.helper('resume')}(ptr {self.state}, i64 {self.W}, i32 {wait}, i32 {resume})")
 

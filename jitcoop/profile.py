@@ -32,6 +32,7 @@ class ProfileReport:
         c = counters
         self.wall_seconds = wall
         self.workgroups = workgroups
+        self.lanes = None          # (invocations run per workgroup, workgroup size, why they differ)
         self.callbacks: list[dict] = []
         self.instructions: list[dict] = []
         read = {g["fid"]: int(c[g["base"]]) for g in layout.groups if g["kind"] == "callback"}
@@ -102,6 +103,11 @@ def _ms(x) -> str:
 def format_report(r: ProfileReport) -> str:
     lines = [f"dispatch: {r.workgroups} workgroups, {r.wall_seconds * 1e3:.3f} ms (profiled: counters "
              "and clock reads add time)"]
+    if r.lanes is not None:
+        run, size, why = r.lanes
+        lines.append(f"invocations: the code of {run} of {size} runs per workgroup "
+                     + ("(lane-invariant: none can differ from another)" if run < size or why is None
+                        else f"(they may differ: the shader {why})"))
     if r.callbacks:
         lines += ["", "callbacks"]
         lines += _table(r.callbacks, [

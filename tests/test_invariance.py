@@ -26,11 +26,11 @@ def varying(path, spec=None):
     ("benchmarks/shaders/corpus/plain_8.spv", {0: 32}, None),         # only gl_WorkGroupID
     ("benchmarks/shaders/corpus/wg_tensor.spv", {}, None),            # workgroup scope, tensor loads
     ("tests/shaders/coopmat/invariant.spv", {}, None),
-    ("tests/shaders/coopmat/invariant_count.spv", {}, "OpAtomicIAdd at byte"),
+    ("tests/shaders/coopmat/invariant_count.spv", {}, "has OpAtomicIAdd at byte"),
     ("benchmarks/shaders/corpus/arrays_uvec4.spv", {0: 32}, "reads the SubgroupId built-in"),
     ("tests/shaders/coopmat/perlane.spv", {}, "reads the"),
-    ("tests/shaders/coopmat/flow.spv", {}, "matrix variable"),          # MT arr[2] indexed by p.k
-    ("tests/shaders/coopmat2_apps/decode_private.spv", {}, "a callback reads Private variable"),
+    ("tests/shaders/coopmat/flow.spv", {}, "has matrix variable"),          # MT arr[2] indexed by p.k
+    ("tests/shaders/coopmat2_apps/decode_private.spv", {}, "has a callback reading Private variable"),
 ])
 def test_what_makes_invocations_differ(path, spec, why):
     got = varying(path, spec)
@@ -82,3 +82,17 @@ def test_corpus_gemm_runs_one_invocation_and_matches_numpy():
     assert k.meta.lanes_run == 1
     k.dispatch((n // 16, n // 16), {0: a, 1: b, 2: c}, push=np.array([n, n, n], np.uint32))
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+
+
+def test_profile_says_how_many_invocations_run():
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, (48, 16)).astype(np.float16)
+    b = rng.integers(-3, 4, (16, 16)).astype(np.float16)
+    bufs = {0: a, 1: b, 2: np.zeros((48, 16), np.float16), 3: np.zeros(3, np.uint32)}
+    dev = jitcoop.Device()
+    for name, want in (("invariant", "the code of 1 of 64 runs per workgroup (lane-invariant"),
+                       ("invariant_count", "the code of 64 of 64 runs per workgroup (they may differ: the shader "
+                                           "has OpAtomicIAdd at byte")):
+        k = dev.load(ROOT / f"tests/shaders/coopmat/{name}.spv").kernel(profile=True)
+        rep = k.dispatch(3, bufs, push=_push(1.0, 1))
+        assert f"invocations: {want}" in str(rep.profile)

@@ -121,13 +121,15 @@ def _loops_reference(x, n, start, wrapfrom):
 LOOPS_PUSH = "<IiI"                 # n, start, wrapfrom
 
 
-def test_counted_loops_end_without_cancel_checks_only_when_they_must():
+@pytest.mark.parametrize("spv", ["loops.opt.spv", "loops.spv"])
+def test_counted_loops_end_without_cancel_checks_only_when_they_must(spv):
     """The cancel check (the way out of a spinning shader) is left out of counted loops that
     end within a few iterations, and kept where the dispatch decides the count; every loop
-    still computes what the GLSL says, and the kept checks still stop the loops that spin."""
+    still computes what the GLSL says, and the kept checks still stop the loops that spin.
+    Optimized, and as glslang writes them (the header branches to a block with the test)."""
     import struct
     from jitcoop.errors import ExecutionError
-    k = jitcoop.Device().load(SHADERS / "core" / "loops.opt.spv").kernel()
+    k = jitcoop.Device().load(SHADERS / "core" / spv).kernel()
     # Three lane-code checks are left, one per loop whose count the push constants decide, and
     # the one at the start of every workgroup.
     assert k.source.count("load volatile i64, ptr %cancel") == 4

@@ -29,14 +29,15 @@ VARYING_PREFIXES = ("OpAtomic", "OpGroup", "OpSubgroup")
 
 def varying(ctx: Context, variables, observed: str | None, whole_matrix_vars: set,
             callback_private_reads: set) -> str | None:
-    """Why the workgroup's invocations may differ (a phrase naming the first reason), or None when
+    """Why the workgroup's invocations may differ (a phrase naming the first reason, after "the
+    shader": "reads the SubgroupId built-in", "has OpAtomicIAdd at byte 812"), or None when
     the flat function is lane-invariant. `observed`: analysis/lanes.py's finding for the module;
     `whole_matrix_vars`: the matrix variables only loaded and stored whole (analysis/matrices.py);
     `callback_private_reads`: the Private variables callbacks read (analysis/callbacks.py), which
     the collective calling them reads in every lane's frame."""
     users = ctx.users
     if callback_private_reads:
-        return f"a callback reads Private variable %{min(callback_private_reads)}"
+        return f"has a callback reading Private variable %{min(callback_private_reads)}"
     for var, name in variables.inputs.items():
         if name not in UNIFORM_BUILTINS and users.get(var):
             return f"reads the {name or 'Input'} built-in"
@@ -45,14 +46,14 @@ def varying(ctx: Context, variables, observed: str | None, whole_matrix_vars: se
     for b in ctx.ff.blocks:
         for ins in b.instrs:
             if ins.opname.startswith(VARYING_PREFIXES):
-                return f"{ins.opname} at byte {ins.offset}"
+                return f"has {ins.opname} at byte {ins.offset}"
             if ins.result_type is not None and _holds_matrix(ctx.rtype(ins)):
-                return f"{ins.opname} at byte {ins.offset} makes a composite holding matrices"
+                return f"makes a composite holding matrices ({ins.opname} at byte {ins.offset})"
     local = set(variables.private_vars) | {x.result for x in ctx.ff.variables}
     for v in local:
         t = variables.var_types[v].pointee
         if (isinstance(t, CoopMat) and v not in whole_matrix_vars) or _holds_matrix(t):
-            return f"matrix variable %{v} is not only loaded and stored whole"
+            return f"has matrix variable %{v}, not only loaded and stored whole"
     return None
 
 

@@ -10,7 +10,7 @@ on the enclosing loop's back edge, or the one at the start of every workgroup, c
 """
 from __future__ import annotations
 
-from ..spirv.types import Scalar
+from ..spirv.types import Scalar, Vector
 
 # Loops that provably end within this many iterations skip the cancel check.
 SHORT_TRIPS = 1 << 16
@@ -27,7 +27,7 @@ _RIGHT_EXIT = {"OpULessThanEqual": "<", "OpULessThan": "<=", "OpSLessThanEqual":
                "OpSLessThan": "<="}
 
 
-def trip_bound(header, on_true: bool, latches: set, defs: dict, const_of, type_of) -> int | None:
+def trip_bound(header, on_true: bool, latches: set, defs: dict, const_of, type_of, term=None) -> int | None:
     """An upper bound on the iterations of the simple loop headed by `header`, whose branch
     stays in the loop when its condition is `on_true`, entered again from the blocks
     `latches`; None when no small bound follows from the code.
@@ -36,8 +36,9 @@ def trip_bound(header, on_true: bool, latches: set, defs: dict, const_of, type_o
     constant on the back edge, `iv = iv + s`, and a condition comparing it against a constant
     bound, unsigned, or signed with constant start values. The bound also requires that the
     step cannot wrap past the largest value that passes the test.
-    const_of(id) gives an integer constant's value or None; type_of(id) its type."""
-    cond = defs.get(header.term.operands[0])
+    const_of(id) gives an integer constant's value or None; type_of(id) its type. `term`: the
+    conditional branch when it ends a block the header runs straight into, not the header."""
+    cond = defs.get((term or header.term).operands[0])
     if cond is None or len(cond.operands) != 2:
         return None
     op = cond.opname
@@ -99,14 +100,36 @@ def unchecked_headers(ctx) -> set:
     """Labels of loop headers whose every back edge may go without a cancel check: natural loops
     (a header H and a back edge from a block H dominates: here, a block after H in the flat
     function's order, which puts a block after those that dominate it) whose header ends in a
-    conditional branch with one arm in the loop and one out, bounded by trip_bound."""
+    conditional branch with one arm in the loop and one out, bounded by trip_bound. The branch
+    may end a chain of blocks the header runs straight into (glslang's header with OpLoopMerge
+    branching to the block that tests the condition)."""
     ff = ctx.ff
+
+    def const_of(x):
+        """An integer constant, or a component of a constant vector (gl_WorkGroupSize.x)."""
+        c = ctx.int_const(x)
+        ins = ff.defs.get(x)
+        if c is None and ins is not None and ins.opname == "OpCompositeExtract" and len(ins.operands) == 2 \
+                and ctx.spec.is_const(ins.operands[0]):
+            t = ctx.value_type(ins.operands[0])
+            if isinstance(t, Vector) and isinstance(t.elem, Scalar) and t.elem.kind == "int":
+                c = int(ctx.spec.const(ins.operands[0])[ins.operands[1]])
+        return c
+
     order = {b.label: i for i, b in enumerate(ff.blocks)}
     bmap, preds = ctx.bmap, ctx.preds
     out = set()
     for h in ff.blocks:
         latches = [p for p in preds.get(h.label, ()) if order.get(p, -1) >= order[h.label]]
-        if not latches or h.term.opname != "OpBranchConditional":
+        if not latches:
+            continue
+        tb = h
+        while tb.term.opname == "OpBranch":
+            nxt = bmap.get(tb.term.operands[0])
+            if nxt is None or nxt is h or preds.get(nxt.label) != [tb.label]:
+                break
+            tb = nxt
+        if tb.term.opname != "OpBranchConditional":
             continue
         body = {h.label}
         todo = list(latches)
@@ -116,10 +139,10 @@ def unchecked_headers(ctx) -> set:
                 continue
             body.add(x)
             todo.extend(preds.get(x, ()))
-        t, f = h.term.operands[1:3]
+        t, f = tb.term.operands[1:3]
         if (t in body) == (f in body):
             continue
-        bound = trip_bound(h, t in body, set(latches), ff.defs, ctx.int_const, ctx.value_type)
+        bound = trip_bound(h, t in body, set(latches), ff.defs, const_of, ctx.value_type, tb.term)
         if bound is not None and bound <= SHORT_TRIPS:
             out.add(h.label)
     return out

@@ -179,9 +179,10 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         v = self.vars = variables.classify(ctx, keep, self._builtin_name)
         whole = matrices.whole_vars(ctx, v.promoted, v.var_types)
         self.varying = (invariance.varying(ctx, v, self.lanes_observed, whole, keep) if self.options.invariant_lanes
-                        else "invariant_lanes=False")
+                        else "runs with invariant_lanes=False")
         self.invariant = self.varying is None
         self.meta.lanes_run = 1 if self.invariant else self.W
+        self.meta.varying = self.varying
         self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS,
                                  every=self.invariant)
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars

@@ -61,6 +61,7 @@ class KernelMeta:
     sites: list = field(default_factory=list)
     has_collectives: bool = False
     lanes_run: int = 0            # invocations whose code runs per workgroup (1: lane-invariant)
+    varying: str | None = None    # why the invocations may differ (analysis/invariance.py), or None
     uses_physical: bool = False
     writes_physical: bool = False
     has_atomics: bool = False

@@ -532,6 +532,13 @@ def _passes_loops(r):
                         2: np.full(4 * 256, -1, np.float32)}, push=u32(2))
 
 
+@recipe(T + "coopmat/invariant.spv", T + "coopmat/invariant_count.spv")
+def _invariant(r):
+    return Dispatch(3, {0: r.small((48, 16), np.float16, -3, 4), 1: r.small((16, 16), np.float16, -3, 4),
+                        2: np.zeros((48, 16), np.float16), 3: np.zeros(3, np.uint32)},
+                    push=struct.pack("<fI", 0.5, 3))
+
+
 @recipe(T + "coopmat/flow_struct.spv")
 def _flow_struct(r):
     return Dispatch(1, {0: r.small(512, np.float16, -37, 37), 1: np.zeros(256, np.float16)})

@@ -1,6 +1,7 @@
 #version 450
 // Counted loops. The generator leaves the cancel check out of a loop that provably ends within
-// a few iterations (codegen/loops.py): a staging loop with a constant bound, a signed loop with
+// a few iterations (analysis/loops.py): a staging loop with a constant bound (stepping by the
+// workgroup size; as glslang writes it, the header branches to a block that tests), a signed loop with
 // constant start and bound, a loop to an inclusive bound. It must keep it where the count
 // depends on the dispatch: a bound from the push constants, a signed start from them (from
 // INT_MIN: 2^31 iterations), and a constant bound the step can jump over (the iv wraps).
@@ -12,7 +13,7 @@ shared uint sh[256];
 void main() {
     uint lid = gl_LocalInvocationID.x;
     uint base = gl_WorkGroupID.x * 256u;
-    for (uint e = lid; e < 256u; e += 64u)                  // bounded: 4 iterations
+    for (uint e = lid; e < 256u; e += gl_WorkGroupSize.x)   // bounded: 4 iterations (64 each)
         sh[e] = x[base + e] * 3u + base;
     barrier();
     uint acc = 0u;

@@ -13,7 +13,7 @@ shared uint sh[256];
 void main() {
     uint lid = gl_LocalInvocationID.x;
     uint base = gl_WorkGroupID.x * 256u;
-    for (uint e = lid; e < 256u; e += gl_WorkGroupSize.x)   // bounded: 4 iterations (64 each)
+    for (uint e = lid; e < 256u; e += gl_WorkGroupSize.x)   // bounded: 4 iterations (glslang folds the 64)
         sh[e] = x[base + e] * 3u + base;
     barrier();
     uint acc = 0u;

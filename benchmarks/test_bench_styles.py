@@ -3,7 +3,8 @@ benchmarks/shaders/corpus/) on the generic and nvidia profiles with exact and fl
 at M = N = K = 1024 (JITCOOP_BENCH_SIZE=256 for a quick run; a multiple of 128). Each benchmark
 first checks its result against numpy's float64 reference (tolerances in corpus.py), then times:
 - jitcoop's dispatch on all cores (best of 3 to 10 rounds) as GFLOP/s, and numpy doing the same
-  work in float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed);
+  work in float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed),
+  with a pause after numpy's runs for its BLAS threads to stop spinning (SETTLE);
 - the dispatch on one thread (`threads=1`): speed-up of all cores over one; both the numpy and
   the one-thread runs interleaved with jitcoop's rounds, so each side's best comes from the
   same stretch of a shared machine's load;
@@ -33,6 +34,10 @@ SIZE = int(os.environ.get("JITCOOP_BENCH_SIZE", 1024))
 PROFILES = ("generic", "nvidia")
 NUMERICS = ("exact", "float32")
 BUDGET = 4.0            # seconds of timed runs per side and benchmark, within 3 to 10 rounds
+# OpenBLAS's threads spin on the cores for a while after a call before they sleep: a dispatch
+# started at once shares both cores with them (measured: 2 threads at 24.2 ms right after numpy,
+# 17.6 ms after this pause, on the 2-core machine). Each side waits for the other to settle.
+SETTLE = 0.2
 
 _problems, _lavapipe, _results = {}, {}, {}
 
@@ -107,6 +112,7 @@ def test_style(benchmark, report, peer, style, profile, numerics):
 
     def between():
         t_np.append(best_of(p.peer, per_round))
+        time.sleep(SETTLE)
         if len(t_np) % 3 == 1:
             t_one.append(best_of(lambda: run(1), 1))
 

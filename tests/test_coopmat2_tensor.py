@@ -945,3 +945,41 @@ def test_whole_row_tensor_loads_and_stores_keep_every_bit(name, dt, rows, cols):
         bad = np.argwhere(got != want)
         assert bad.size == 0, f"{what}: {len(bad)} differ; first at {tuple(bad[0])}: " \
                               f"{got[tuple(bad[0])]:#x}, want {want[tuple(bad[0])]:#x}"
+
+
+@pytest.mark.parametrize("name,dt,rows,cols", [("f16_16x32", np.uint16, 16, 32), ("f32_16x16", np.uint32, 16, 16),
+                                               ("u8_16x64", np.uint8, 16, 64)])
+def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
+    """tensor_rows.comp with -DTRANSPOSED: each tile is the transpose of a block of x read through
+    the view (2, false, 1, 0), Constant-clamped past the edge (clamp value 0x3C17); tiles wholly
+    inside go straight into the striped fragments (kernels/tensor.py _gather_striped), the others
+    element by element. Against numpy's slicing, bit for bit (float16 NaNs as stored_16 says)."""
+    from test_coopmat_views import stored_16
+    k = jitcoop.Device("generic").load(SHADERS / "coopmat2" / f"tensor_rows_t_{name}.spv").kernel()
+    roff, coff, clamp = 3, 5, 0x3C17
+    ntr, tcols = -(-144 // rows), -(-128 // cols)
+    ntr += (ntr * tcols) % 2                            # 2 subgroups per workgroup
+    R, C = tcols * cols + coff - 2, ntr * rows + roff - 2   # the last tiles go past the edge
+    rng = np.random.default_rng(6)
+    if dt == np.uint16:
+        pool = rng.permutation(65536).astype(np.uint16)
+    else:
+        pool = rng.integers(0, np.iinfo(dt).max, 70000, dtype=np.uint64).astype(dt)
+    if dt == np.uint32:
+        pool[:4] = [0x7F800001, 0xFFBFFFFF, 0x80000000, 0x7FC00000]
+    x = np.resize(pool, R * C).astype(dt).reshape(R, C)
+    y = np.full((ntr * rows, tcols * cols), 0xA5, dt)
+    k.dispatch(ntr * tcols // 2, {0: x, 1: y, 2: np.zeros(R * C, dt)},
+               push=np.array([R, C, roff, coff, tcols], np.uint32))
+    padded = np.full((R + cols, C + rows), clamp & np.iinfo(dt).max, dt)
+    padded[:R, :C] = x
+    want = np.zeros_like(y)
+    for tr in range(ntr):
+        for tc in range(tcols):
+            blk = padded[tc * cols + coff:tc * cols + coff + cols, tr * rows + roff:tr * rows + roff + rows]
+            want[tr * rows:(tr + 1) * rows, tc * cols:(tc + 1) * cols] = blk.T
+    if name.startswith("f16"):
+        want = stored_16(want, False)
+    bad = np.argwhere(y != want)
+    assert bad.size == 0, f"{len(bad)} differ; first at {tuple(bad[0])}: {y[tuple(bad[0])]:#x}, " \
+                          f"want {want[tuple(bad[0])]:#x}"

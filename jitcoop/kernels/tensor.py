@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit
 
 from .coopmat import _read, _span_ok, _write, load_row, store_row
-from .memory import ld_u8, st_u32
+from .memory import ld_u8, ld_u16, ld_u32, st_u32
 from .scalar import range_of
-from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f32_bits
+from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, f16_to_f32, f16_to_f32_fast, f32_bits
 from .codes import (F32, F64, F16, BF16, E4M3, E5M2, UNDEFINED, CONSTANT,
     CLAMP_TO_EDGE, REPEAT, OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE,
     OUT_OF_BOUNDS, MISALIGNED, BLOCK, DIM, STRIDE, OFFSET, SPAN, P_SKIP, P_ST, P_PART, P_BC, P_CIB,
@@ -339,7 +339,7 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
         if rdim == _MOVED:
             continue
         if _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
-                         dense_f, dense_i, stat):
+                         dense_f, dense_i, stat, run > 0):
             continue
         for r in range(rows):
             for c in range(cols):
@@ -384,13 +384,14 @@ def _to_fragments(frag, obj, base, inv, tab, fmt, stat, dense_f, dense_i):
 
 @njit(**_opts)
 def _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, ranges, rdim, rt, ct,
-                  dense_f, dense_i, stat):
+                  dense_f, dense_i, stat, striped):
     """One instance of a load under a clean plan whose elements all lie in bounds, when its rows
     are not contiguous (a transposing view, a row stride): each element read at
-    p + (rt[r] + ct[c]) x esize with no per-element status or bounds test, then the fragments
-    taken from the dense copy. False (nothing done) when the plan is not clean, its indexes
-    could wrap at 32 bits, or the span leaves the object: the element path then finds and
-    reports any fault."""
+    p + (rt[r] + ct[c]) x esize with no per-element status or bounds test, straight into the
+    fragments when the layout is `striped` (matrix element k is lane k % inv's element k // inv),
+    else into a dense copy the fragments are taken from. False (nothing done) when the plan is
+    not clean, its indexes could wrap at 32 bits, or the span leaves the object: the element
+    path then finds and reports any fault."""
     if not plan_clean(rdim, rows, cols, rt, ct):
         return False
     rmin = rmax = rt[0, P_PART]
@@ -405,6 +406,9 @@ def _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, 
         return False
     if not _span_ok(p + (rmin + cmin) * esize, (rmax + cmax - rmin - cmin + 1) * esize, lo, hi, ranges):
         return False
+    if striped:
+        _gather_striped(frag, base, inv, rows, cols, p, esize, fmt, rt, ct)
+        return True
     for r in range(rows):
         a = p + rt[r, P_PART] * esize
         for c in range(cols):
@@ -412,6 +416,31 @@ def _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, 
             stat[r * cols + c] = OK
     _to_fragments(frag, obj, base, inv, tab, fmt, stat, dense_f, dense_i)
     return True
+
+
+@njit(**_opts)
+def _gather_striped(frag, base, inv, rows, cols, p, esize, fmt, rt, ct):
+    """The elements of a clean plan into striped fragments, as _to_fragments converts them."""
+    e = 0
+    lane = base
+    for r in range(rows):
+        a = p + rt[r, P_PART] * esize
+        for c in range(cols):
+            x = a + ct[c, P_PART] * esize
+            if fmt == F16:
+                frag[e, lane] = f16_to_f32_fast(ld_u16(x))
+            elif fmt == F32:
+                frag[e, lane] = bits_f32(np.uint32(ld_u32(x)))
+            else:
+                f, i = _read(x, fmt)
+                if fmt <= E5M2:
+                    frag[e, lane] = f
+                else:
+                    frag[e, lane] = i
+            lane += 1
+            if lane == base + inv:
+                lane = base
+                e += 1
 
 
 @njit(**_opts)

@@ -734,6 +734,8 @@ def _tensor_rows(dt, rows, cols):
 
 for _name, (_dt, _rows, _cols) in _TENSOR_ROWS.items():
     recipe(T + f"coopmat2/tensor_rows_{_name}.spv")(_tensor_rows(_dt, _rows, _cols))
+for _name in ("f16_16x32", "f32_16x16", "u8_16x64"):        # the -DTRANSPOSED builds
+    recipe(T + f"coopmat2/tensor_rows_t_{_name}.spv")(_tensor_rows(*_TENSOR_ROWS[_name]))
 
 exclude("invalid on purpose (a DecodeFunc on a store, a SpirvError at kernel(); spirv-val rejects it)",
         T + "coopmat2/store_decode.spv")

@@ -243,8 +243,8 @@ class TensorAccess:
         lay = em.coll_leaves_i64(self.layout_id)
         view = em.coll_leaves_i64(self.view)
         for arr, what, vid in ((lay, "tensor layout", self.layout_id), (view, "tensor view", self.view)):
-            if vid is None or em._uniform_operand(vid):
-                continue
+            if vid is None or em._uniform_operand(vid) or em.invariant:
+                continue            # uniform by construction (a lane-invariant kernel: lane 0's)
             bad = em.lib(f"{TNK}:check_layouts", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), arr], ins)
             em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
                          f"the {what} operand must be dynamically uniform in the scope; lane {{d}} has "

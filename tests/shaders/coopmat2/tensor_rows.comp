@@ -4,6 +4,9 @@
 // Constant-clamped layout sliced at (tr * ROWS + p.roff, tc * COLS + p.coff), so tiles past the
 // edge are partly clamped (clamp value 0x3C17); then stored to the tiled tensor y (every tile
 // inside it) and back to z through the load's own slice (elements outside are not written).
+// With -DTRANSPOSED the matrix is read through the view (2, false, 1, 0) from the slice at
+// (tc * COLS + p.coff, COLS, tr * ROWS + p.roff, ROWS): the transpose of that block of x; only
+// the tiled store to y follows.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -21,11 +24,18 @@ void main() {
         createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
     t = setTensorLayoutDimensionNV(t, p.R, p.C);
     t = setTensorLayoutClampValueNV(t, 0x3C17);
-    t = sliceTensorLayoutNV(t, tr * ROWS + p.roff, ROWS, tc * COLS + p.coff, COLS);
     tensorLayoutNV<2> ty = createTensorLayoutNV(2);
     ty = setTensorLayoutDimensionNV(ty, (gl_NumWorkGroups.x * gl_NumSubgroups / p.tcols) * ROWS, p.tcols * COLS);
     coopmat<ETYPE, gl_ScopeSubgroup, ROWS, COLS, gl_MatrixUseA> m;
+#ifdef TRANSPOSED
+    t = sliceTensorLayoutNV(t, tc * COLS + p.coff, COLS, tr * ROWS + p.roff, ROWS);
+    tensorViewNV<2, false, 1, 0> tv = createTensorViewNV(2, false, 1, 0);
+    coopMatLoadTensorNV(m, x, 0, t, tv);
+    coopMatStoreTensorNV(m, y, 0, sliceTensorLayoutNV(ty, tr * ROWS, ROWS, tc * COLS, COLS));
+#else
+    t = sliceTensorLayoutNV(t, tr * ROWS + p.roff, ROWS, tc * COLS + p.coff, COLS);
     coopMatLoadTensorNV(m, x, 0, t);
     coopMatStoreTensorNV(m, y, 0, sliceTensorLayoutNV(ty, tr * ROWS, ROWS, tc * COLS, COLS));
     coopMatStoreTensorNV(m, z, 0, t);
+#endif
 }

@@ -692,33 +692,52 @@ def _reduce(em, ins, wait, resume):
         if S is not None:
             em.counter_add(S + 1, str(RR * RC))
 
+        def combine(acc, k):
+            """combine(acc, element k of the instance's dense copy)."""
+            t0 = None
+            if S is not None:
+                em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+                t0 = em.op("call i64 @llvm.readcyclecounter()")
+            x = _narrow(em, em.load_at(s, dt, k), elem)
+            y = em.op(f"call {et} {fn}({et} {acc}, {et} {x}, {CONTEXT_ARGS}, i64 {base})")
+            em.check_callback_failed()
+            if S is not None:
+                em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
+                em.counter_add(S, "1")
+            return y
+
         def fold(first, rest):
             """acc = combine(...combine(first, next)..., last) in the order `rest` gives (an
             (count, start, step, index(i)) loop)."""
             acc = em.local(et, _narrow(em, em.load_at(s, dt, first), elem), "acc")
             count, start, index = rest
             with em.loop(count, start) as i:
-                t0 = None
-                if S is not None:
-                    em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
-                    t0 = em.op("call i64 @llvm.readcyclecounter()")
-                x = _narrow(em, em.load_at(s, dt, index(i)), elem)
-                acc.set(em.op(f"call {et} {fn}({et} {acc.get()}, {et} {x}, {CONTEXT_ARGS}, i64 {base})"))
-                em.check_callback_failed()
-                if S is not None:
-                    em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
-                    em.counter_add(S, "1")
+                acc.set(combine(acc.get(), index(i)))
             return _widen(em, acc.get(), elem)
 
+        def lockstep(n, length, at):
+            """n folds of `length` elements each, fold f's element i at index at(f, i), each
+            combined in its own order but all n advanced together, element i of every fold
+            before element i + 1 of any: n independent chains for the CPU to overlap, where one
+            fold after the other waits on each combine's latency. The folds' results, widened."""
+            accs = em.fn.alloca(f"[{n} x {et}]", "accs")
+            with em.loop(n) as f:
+                em.store_at(accs, et, f, _narrow(em, em.load_at(s, dt, at(f, "0")), elem))
+            with em.loop(length, 1) as i:
+                with em.loop(n) as f:
+                    em.store_at(accs, et, f, combine(em.load_at(accs, et, f), at(f, i)))
+            return lambda f: _widen(em, em.load_at(accs, et, f), elem)
+
         if mode == ROW:
+            row = lockstep(R, C, lambda r, c: em.op(f"add i64 {em.op(f'mul i64 {r}, {C}')}, {c}"))
             with em.loop(R) as r:
-                rc = em.op(f"mul i64 {r}, {C}")
-                v = fold(rc, (C, 1, lambda c: em.op(f"add i64 {rc}, {c}")))
+                v = row(r)
                 with em.loop(RC) as j:
                     em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {r}, {RC}')}, {j}"), v)
         elif mode == COLUMN:
+            col = lockstep(C, R, lambda c, r: em.op(f"add i64 {em.op(f'mul i64 {r}, {C}')}, {c}"))
             with em.loop(C) as c:
-                v = fold(c, (R, 1, lambda r: em.op(f"add i64 {em.op(f'mul i64 {r}, {C}')}, {c}")))
+                v = col(c)
                 with em.loop(RR) as i:
                     em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {i}, {RC}')}, {c}"), v)
         elif mode == ROW | COLUMN:

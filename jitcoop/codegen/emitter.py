@@ -8,7 +8,9 @@ The generated function, called by a worker thread for a range of workgroups (C A
     entry        binding addresses and sizes, push constants, scratch memory; per-call constants
     wg.*         for each workgroup: its ids, the cancel check, values computed once per workgroup
     lane.*       for each lane (invocation): the entry point's own control-flow graph, block for
-                 block (SPIR-V is SSA already: phis are LLVM phis, variables LLVM allocas)
+                 block (SPIR-V is SSA already: phis are LLVM phis, variables LLVM allocas); for
+                 lane 0 alone in a lane-invariant kernel (analysis/invariance.py), whose
+                 instructions on matrices then loop over every lane's fragment (each_lane)
     sched.*      shaders with collective instructions (barriers, subgroup and cooperative
                  instructions): a lane runs from its resume point until it reaches a collective,
                  saving the values live there in its spill slots; when every lane has stopped, the

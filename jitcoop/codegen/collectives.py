@@ -309,7 +309,15 @@ done:
         return self.spec.is_const(vid) or vid in self.m.defs or vid in self.hoisted
 
     def fill_row(self, ptr: str, t: str, n: int, v: str, where=None):
-        """n values v of LLVM type t from ptr on: a loop (here, or in the entry's fills)."""
+        """n values v of LLVM type t from ptr on: one vector store when that is short (the lane
+        states and operand rows of lane-invariant kernels, written at every collective), else a
+        loop (here, or in the entry's fills)."""
+        if where is None and n * SIZE_OF[t] <= 512:
+            vec = f"<{n} x {t}>"
+            one = self.op(f"insertelement {vec} poison, {t} {v}, i64 0")
+            all_ = self.op(f"shufflevector {vec} {one}, {vec} poison, <{n} x i32> zeroinitializer")
+            self.emit(f"store {vec} {all_}, ptr {ptr}, align {SIZE_OF[t]}")
+            return
         name = f"@jc.fill.{t}"
         self.declare(name, f"""define internal void {name}(ptr %p, i64 %n, {t} %v) noinline {{
 entry:
@@ -330,38 +338,10 @@ done:
         else:
             where.append(line)
 
-    def splat_row(self, row: str, st: str, v: str) -> bool:
-        """W values v of LLVM type st from row on as one vector store, when that is short (the
-        lane states and operand rows of lane-invariant kernels, written at every collective)."""
-        if self.W * SIZE_OF[st] > 512:
-            return False
-        vec = f"<{self.W} x {st}>"
-        one = self.op(f"insertelement {vec} poison, {st} {v}, i64 0")
-        all_ = self.op(f"shufflevector {vec} {one}, {vec} poison, <{self.W} x i32> zeroinitializer")
-        self.emit(f"store {vec} {all_}, ptr {row}, align {SIZE_OF[st]}")
-        return True
-
     def broadcast_row(self, row: str, st: str):
         """Lane 0's value of a slot row to every lane (lane-invariant kernels: only lane 0 ran)."""
-        if self.W > 1 and self.splat_row(row, st, self.op(f"load {st}, ptr {row}")):
-            return
-        name = f"@jc.broadcast.{st}"
-        self.declare(name, f"""define internal void {name}(ptr %p, i64 %n) {{
-entry:
-  %v = load {st}, ptr %p
-  br label %loop
-loop:
-  %i = phi i64 [ 1, %entry ], [ %i1, %loop ]
-  %q = getelementptr {st}, ptr %p, i64 %i
-  store {st} %v, ptr %q
-  %i1 = add i64 %i, 1
-  %more = icmp ult i64 %i1, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}}""")
         if self.W > 1:
-            self.emit(f"call void {name}(ptr {row}, i64 {self.W})")
+            self.fill_row(row, st, self.W, self.op(f"load {st}, ptr {row}"))
 
     def _lane_rows(self, vid) -> list:
         """The slot rows of an operand that lives in them, broadcast from lane 0 first when only
@@ -566,9 +546,7 @@ done:
 
     def resume_lanes(self, wait: int, resume: int):
         if self.invariant:
-            # every lane waited here
-            if not self.splat_row(self.state, "i32", str(resume)):
-                self.fill_row(self.state, "i32", self.W, str(resume))
+            self.fill_row(self.state, "i32", self.W, str(resume))       # every lane waited here
             return
         self.emit(f"call void {self.helper('resume')}(ptr {self.state}, i64 {self.W}, i32 {wait}, i32 {resume})")
 

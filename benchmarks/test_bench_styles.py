@@ -186,3 +186,31 @@ def _summary(request, peer):
     if os.environ.get("JITCOOP_BENCH_REPORT"):
         with open(os.environ["JITCOOP_BENCH_REPORT"], "w") as f:
             f.write(text + "\n")
+
+
+INVARIANT = [s for s in STYLES if s.name in ("plain_8", "wg_tensor", "flash_attn")]
+
+
+@pytest.mark.parametrize("style", [pytest.param(s, id=s.name) for s in INVARIANT])
+def test_lane_invariance(benchmark, report, style):
+    """What running one invocation per workgroup is worth (jitcoop/analysis/invariance.py): the
+    same lane-invariant shader with invariant_lanes on (timed) and off (the peer), interleaved,
+    one thread each, generic profile, exact numerics; both results checked against numpy."""
+    p = _problem(style)
+    dev = jitcoop.Device("generic")
+    ks = {on: dev.load(style.spv).kernel(spec=style.spec(dev.subgroup_size), invariant_lanes=on)
+          for on in (True, False)}
+    assert ks[True].meta.lanes_run == 1 < ks[False].meta.lanes_run
+    runs = {on: (lambda k=k: k.dispatch(p.grid, p.bindings, push=p.push, threads=1)) for on, k in ks.items()}
+    for on in (False, True):
+        p.fresh_output()
+        runs[on]()
+        p.check()
+    t_off = []
+    benchmark.pedantic(runs[True], setup=lambda: t_off.append(best_of(runs[False], 1)), rounds=5,
+                       iterations=1, warmup_rounds=0)
+    t_on, t_off = benchmark.stats.stats.min, min(t_off)
+    benchmark.extra_info.update(gflops=p.flop / t_on / 1e9, gflops_every_invocation=p.flop / t_off / 1e9,
+                                speedup=t_off / t_on)
+    report(f"{style.name} lane-invariant, one thread: {p.flop / t_on / 1e9:.2f} GFLOP/s; every invocation "
+           f"run: {p.flop / t_off / 1e9:.2f} GFLOP/s; {t_off / t_on:.2f}x")

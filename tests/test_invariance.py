@@ -96,3 +96,16 @@ def test_profile_says_how_many_invocations_run():
         k = dev.load(ROOT / f"tests/shaders/coopmat/{name}.spv").kernel(profile=True)
         rep = k.dispatch(3, bufs, push=_push(1.0, 1))
         assert f"invocations: {want}" in str(rep.profile)
+
+
+@pytest.mark.parametrize("invariant", [True, False])
+def test_cooperative_vector_accumulation_counts_every_invocation(invariant):
+    """coopvec/uniform_sum.comp: 64 invocations per workgroup add the same vector (read at a
+    byte offset of 16 per workgroup) with coopVecReduceSumAccumulateNV; lane-invariant, yet the
+    accumulation, a collective, adds every invocation's vector."""
+    k = jitcoop.Device().load(ROOT / "tests/shaders/coopvec/uniform_sum.spv").kernel(invariant_lanes=invariant)
+    assert k.meta.lanes_run == (1 if invariant else 64)
+    x = np.arange(12, dtype=np.float32) + 1
+    s = np.zeros(4, np.float32)
+    k.dispatch(3, {0: x, 1: s})
+    np.testing.assert_array_equal(s, 64 * x.reshape(3, 4).sum(0))

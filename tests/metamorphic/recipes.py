@@ -532,6 +532,11 @@ def _passes_loops(r):
                         2: np.full(4 * 256, -1, np.float32)}, push=u32(2))
 
 
+@recipe(T + "coopvec/uniform_sum.spv")
+def _uniform_sum(r):
+    return Dispatch(3, {0: r.small(12, np.float32, -8, 8), 1: np.zeros(4, np.float32)})
+
+
 @recipe(T + "coopmat/invariant.spv", T + "coopmat/invariant_count.spv")
 def _invariant(r):
     return Dispatch(3, {0: r.small((48, 16), np.float16, -3, 4), 1: r.small((16, 16), np.float16, -3, 4),

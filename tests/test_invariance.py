@@ -109,3 +109,25 @@ def test_cooperative_vector_accumulation_counts_every_invocation(invariant):
     s = np.zeros(4, np.float32)
     k.dispatch(3, {0: x, 1: s})
     np.testing.assert_array_equal(s, 64 * x.reshape(3, 4).sum(0))
+
+
+def test_large_fragments_run_every_invocation():
+    """invariant.spv with its 16 (matrix size and stride) made 127: lane code on a matrix of
+    505 elements per invocation (a subgroup of 32) would compile slowly in one each_lane loop, so the kernel runs
+    every invocation, with numpy's results (one workgroup, alpha 1, one step)."""
+    import struct
+    from jitcoop.spirv.module import Module
+    data = (ROOT / "tests/shaders/coopmat/invariant.spv").read_bytes()
+    w = np.frombuffer(data, np.uint32).copy()
+    ins = Module(data).all_defs[18]                   # %18 = OpConstant %uint 16
+    assert ins.opname == "OpConstant" and ins.operands == [16]
+    w[ins.offset // 4 + 3] = 127
+    k = jitcoop.Device().load(w.tobytes()).kernel()
+    assert k.meta.lanes_run == 64
+    assert "on a matrix of 505 elements per invocation" in k.meta.varying
+    rng = np.random.default_rng(4)
+    a = rng.integers(-3, 4, (127, 127)).astype(np.float16)
+    b = rng.integers(-3, 4, (127, 127)).astype(np.float16)
+    o = np.zeros((127, 127), np.float16)
+    k.dispatch(1, {0: a, 1: b, 2: o, 3: np.zeros(1, np.uint32)}, push=struct.pack("<fI", 1.0, 1))
+    np.testing.assert_array_equal(o, (a.astype(np.float64) @ b.astype(np.float64) + 1).astype(np.float16))

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, prune,
                         simplify, sroa, ssa, uniform, unroll, variables)
 from ..analysis.context import Context
-from ..analysis.flatten import flatten
+from ..analysis.flatten import flatten, used_ids
 from ..devices import layouts as L
 from ..errors import SpirvError
 from ..options import KernelOptions
@@ -48,6 +48,7 @@ from .llvm import Function, lit, ty
 from .meta import KernelMeta, ProfileLayout, Ptr, Site
 
 ACCESS_CHAINS = ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain")
+EACH_LANE_ELEMENTS = 128    # the most elements per invocation lane code on matrices runs for all (each_lane)
 
 KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, ptr %bind, ptr %push, "
                  "ptr %scratch, ptr %ranges, i64 %nranges, ptr %err, ptr %cancel)")
@@ -181,7 +182,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         v = self.vars = variables.classify(ctx, keep, self._builtin_name)
         whole = matrices.whole_vars(ctx, v.promoted, v.var_types)
         self.varying = (invariance.varying(ctx, v, self.lanes_observed, whole, keep) if self.options.invariant_lanes
-                        else "runs with invariant_lanes=False")
+                        else "runs with invariant_lanes=False") or self._each_lane_too_long()
         self.invariant = self.varying is None
         self.meta.lanes_run = 1 if self.invariant else self.W
         self.meta.varying = self.varying
@@ -225,6 +226,30 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         # collective k waits in state -2 - k; the scheduler runs the lowest k first
         pos = order.structured_order(self.ff)
         self.collective_blocks = sorted((b for b in self.ff.blocks if b.collective), key=lambda b: pos[b.label])
+
+    def _each_lane_too_long(self) -> str | None:
+        """A lane-invariant kernel's lane code on matrices runs in each_lane loops whose bodies hold
+        every element of a fragment; past EACH_LANE_ELEMENTS elements per invocation LLVM's loop
+        passes take seconds (quadratic in a loop's memory accesses: a 127 x 127 subgroup matrix,
+        505 elements per invocation, compiled in 8-16 s against 1.9 s run per invocation), so such
+        kernels run every invocation. The reason, or None."""
+        for b in self.ff.blocks:
+            if b.collective:
+                continue
+            for ins in b.instrs:
+                if ins.opname == "OpPhi":
+                    continue            # phis of matrices are block copies (resident_copy)
+                types = [self.rtype(ins)] if ins.result_type is not None else []
+                for x in used_ids(ins):
+                    try:
+                        types.append(self.value_type(x))
+                    except SpirvError:
+                        continue        # a label, a type, an extended instruction set
+                n = max((t.n for t in types if isinstance(t, CoopMat)), default=0)
+                if n > EACH_LANE_ELEMENTS:
+                    return (f"has {ins.opname} at byte {ins.offset} on a matrix of {n} elements per "
+                            f"invocation (run once for all, it would compile slowly)")
+        return None
 
     # -- small services -------------------------------------------------------------------------------
     def value_type(self, vid: int) -> Type:

@@ -419,8 +419,31 @@ def _gather_clean(frag, obj, base, inv, tab, rows, cols, p, esize, fmt, lo, hi, 
 
 
 @njit(**_opts)
+def _gather_f16_runs(frag, base, inv, rows, cols, p, rt, ct):
+    """float16 elements of a clean plan into striped fragments when a row's elements stay in one
+    fragment row, or fill whole ones (inv a multiple of cols, or cols of inv): each run of a row
+    one loop of loads and contiguous stores, which LLVM vectorizes (with gathers, for the
+    transposing view of a B stored N x K: 1.65x the element-by-element loop)."""
+    run = min(inv, cols)
+    co = np.empty(cols, np.int64)
+    for c in range(cols):
+        co[c] = ct[c, P_PART] * 2
+    for r in range(rows):
+        a = p + rt[r, P_PART] * 2
+        for j in range(0, cols, run):
+            k = r * cols + j
+            e = k // inv
+            lane = base + k - e * inv
+            for c in range(run):
+                frag[e, lane + c] = f16_to_f32_fast(ld_u16(a + co[j + c]))
+
+
+@njit(**_opts)
 def _gather_striped(frag, base, inv, rows, cols, p, esize, fmt, rt, ct):
     """The elements of a clean plan into striped fragments, as _to_fragments converts them."""
+    if fmt == F16 and (inv % cols == 0 or cols % inv == 0):
+        _gather_f16_runs(frag, base, inv, rows, cols, p, rt, ct)
+        return
     e = 0
     lane = base
     for r in range(rows):

@@ -739,8 +739,9 @@ def _tensor_rows(dt, rows, cols):
 
 for _name, (_dt, _rows, _cols) in _TENSOR_ROWS.items():
     recipe(T + f"coopmat2/tensor_rows_{_name}.spv")(_tensor_rows(_dt, _rows, _cols))
-for _name in ("f16_16x32", "f32_16x16", "u8_16x64"):        # the -DTRANSPOSED builds
-    recipe(T + f"coopmat2/tensor_rows_t_{_name}.spv")(_tensor_rows(*_TENSOR_ROWS[_name]))
+for _name, _args in (("f16_16x32", _TENSOR_ROWS["f16_16x32"]), ("f16_16x64", (np.float16, 16, 64)),
+                     ("f32_16x16", _TENSOR_ROWS["f32_16x16"]), ("u8_16x64", _TENSOR_ROWS["u8_16x64"])):
+    recipe(T + f"coopmat2/tensor_rows_t_{_name}.spv")(_tensor_rows(*_args))        # the -DTRANSPOSED builds
 
 exclude("invalid on purpose (a DecodeFunc on a store, a SpirvError at kernel(); spirv-val rejects it)",
         T + "coopmat2/store_decode.spv")

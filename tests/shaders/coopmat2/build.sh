@@ -34,5 +34,6 @@ rows f32_16x16 float 16 16
 rows u8_16x64 uint8_t 16 64
 rows s32_8x8 int32_t 8 8
 rows t_f16_16x32 float16_t 16 32 -DTRANSPOSED
+rows t_f16_16x64 float16_t 16 64 -DTRANSPOSED
 rows t_f32_16x16 float 16 16 -DTRANSPOSED
 rows t_u8_16x64 uint8_t 16 64 -DTRANSPOSED

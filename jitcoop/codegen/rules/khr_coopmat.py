@@ -483,7 +483,13 @@ def _split_relayouts(em, ff, ids):
             if ins.opname in CONVERSIONS:
                 dst = em.spec.type(ins.result_type)
                 if isinstance(dst, CoopMat):
-                    src_tid = type_of.get(ins.operands[0]) or em.m.all_defs[ins.operands[0]].result_type
+                    # the operand: a flat-function value, a module-level one, or one a pass made
+                    # (ssa: the undefined value of a variable read before any store)
+                    d = em.m.all_defs.get(ins.operands[0]) or em.spec.def_of(ins.operands[0])
+                    src_tid = type_of.get(ins.operands[0]) or (d.result_type if d is not None else None)
+                    if src_tid is None:
+                        raise SpirvError(f"%{ins.operands[0]} is used before it is defined (or is not a value)",
+                                         **ins.where())
                     src = em.spec.type(src_tid)
                     if not isinstance(src, CoopMat):
                         raise SpirvError("conversion of a non-matrix to a cooperative matrix", **ins.where())

@@ -364,7 +364,7 @@ def check_rows(m, spec, profile, W) -> list:
                 op = ins.opname
                 try:
                     if op in (CONSTRUCT, EXTRACT):
-                        src = spec.type(m.all_defs[ins.operands[0]].result_type)
+                        src = spec.type(_operand_type(m, ins))
                         res = spec.type(ins.result_type)
                         t, a = (res, src) if op == CONSTRUCT else (src, res)
                         what = (f"construct {describe(t)} from {describe(a)}" if op == CONSTRUCT else
@@ -374,13 +374,21 @@ def check_rows(m, spec, profile, W) -> list:
                             why = profile.coopmat_problem(t, W)
                         rows.append(("qcom", what, ins.offset, why))
                     elif op == SUBARRAY:
-                        src = spec.type(m.all_defs[ins.operands[0]].result_type)
+                        src = spec.type(_operand_type(m, ins))
                         res = spec.type(ins.result_type)
                         rows.append(("qcom", f"extract sub-array {describe(res)} from {describe(src)}",
                                      ins.offset, _subarray_vuids(spec, ins, src, res, table)))
                 except SpirvError as e:
                     rows.append(("qcom", op, ins.offset, str(e)))
     return rows
+
+
+def _operand_type(m, ins) -> int:
+    """The type id of an instruction's first operand, or a SpirvError naming it."""
+    d = m.all_defs.get(ins.operands[0])
+    if d is None or d.result_type is None:
+        raise SpirvError(f"%{ins.operands[0]} is not a value", **ins.where())
+    return d.result_type
 
 
 def _subarray_vuids(spec, ins, src, res, table) -> str | None:

@@ -73,8 +73,12 @@ class ProfileReport:
             ns_per_element=(seconds * 1e9 / elements) if elements else None, bytes_read=nbytes))
 
     def to_dict(self) -> dict:
-        return {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups,
-                "callbacks": self.callbacks, "instructions": self.instructions}
+        out = {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups,
+               "callbacks": self.callbacks, "instructions": self.instructions}
+        if self.lanes is not None:
+            run, size, why = self.lanes
+            out["invocations"] = {"run_per_workgroup": run, "workgroup_size": size, "why_they_differ": why}
+        return out
 
     def __str__(self) -> str:
         return format_report(self)

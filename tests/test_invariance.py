@@ -96,6 +96,8 @@ def test_profile_says_how_many_invocations_run():
         k = dev.load(ROOT / f"tests/shaders/coopmat/{name}.spv").kernel(profile=True)
         rep = k.dispatch(3, bufs, push=_push(1.0, 1))
         assert f"invocations: {want}" in str(rep.profile)
+        inv = rep.profile.to_dict()["invocations"]
+        assert (inv["run_per_workgroup"], inv["workgroup_size"]) == ((1, 64) if name == "invariant" else (64, 64))
 
 
 @pytest.mark.parametrize("invariant", [True, False])

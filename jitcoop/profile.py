@@ -27,12 +27,13 @@ def _site(ins) -> str:
 
 
 class ProfileReport:
-    def __init__(self, layout, counters: np.ndarray, names: dict, wall: float, workgroups: int):
+    def __init__(self, layout, counters: np.ndarray, names: dict, wall: float, workgroups: int,
+                 lanes: tuple | None = None):
         spt = seconds_per_tick()
         c = counters
         self.wall_seconds = wall
         self.workgroups = workgroups
-        self.lanes = None          # (invocations run per workgroup, workgroup size, why they differ)
+        self.lanes = lanes         # (invocations run per workgroup, workgroup size, why they differ)
         self.callbacks: list[dict] = []
         self.instructions: list[dict] = []
         read = {g["fid"]: int(c[g["base"]]) for g in layout.groups if g["kind"] == "callback"}

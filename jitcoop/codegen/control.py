@@ -121,19 +121,19 @@ class ControlFlow:
         rule(self, ins)
 
     # -- lane-invariant kernels: lane code on matrices ------------------------------------------------
-    def _on_matrices(self, ins: Instruction) -> bool:
-        """Whether an instruction reads or writes a cooperative matrix value."""
-        if ins.result is not None and ins.result_type is not None and isinstance(self.rtype(ins), CoopMat):
-            return True
+    def matrix_types(self, ins: Instruction) -> list:
+        """The cooperative matrix types of an instruction's result and operands."""
+        types = [self.rtype(ins)] if ins.result is not None and ins.result_type is not None else []
         for x in used_ids(ins):
-            if x in self.resident:
-                return True
             try:
-                if isinstance(self.value_type(x), CoopMat):
-                    return True
+                types.append(self.value_type(x))
             except SpirvError:
                 continue            # a label, a type, an extended instruction set
-        return False
+        return [t for t in types if isinstance(t, CoopMat)]
+
+    def _on_matrices(self, ins: Instruction) -> bool:
+        """Whether an instruction reads or writes a cooperative matrix value."""
+        return any(x in self.resident for x in used_ids(ins)) or bool(self.matrix_types(ins))
 
     @contextmanager
     def each_lane(self):

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, prune,
                         simplify, sroa, ssa, uniform, unroll, variables)
 from ..analysis.context import Context
-from ..analysis.flatten import flatten, used_ids
+from ..analysis.flatten import flatten
 from ..devices import layouts as L
 from ..errors import SpirvError
 from ..options import KernelOptions
@@ -239,13 +239,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             for ins in b.instrs:
                 if ins.opname == "OpPhi":
                     continue            # phis of matrices are block copies (resident_copy)
-                types = [self.rtype(ins)] if ins.result_type is not None else []
-                for x in used_ids(ins):
-                    try:
-                        types.append(self.value_type(x))
-                    except SpirvError:
-                        continue        # a label, a type, an extended instruction set
-                n = max((t.n for t in types if isinstance(t, CoopMat)), default=0)
+                n = max((t.n for t in self.matrix_types(ins)), default=0)
                 if n > EACH_LANE_ELEMENTS:
                     return (f"has {ins.opname} at byte {ins.offset} on a matrix of {n} elements per "
                             f"invocation (run once for all, it would compile slowly)")

@@ -440,8 +440,10 @@ def _gather_f16_runs(frag, base, inv, rows, cols, p, rt, ct):
 
 @njit(**_opts)
 def _gather_striped(frag, base, inv, rows, cols, p, esize, fmt, rt, ct):
-    """The elements of a clean plan into striped fragments, as _to_fragments converts them."""
-    if fmt == F16 and (inv % cols == 0 or cols % inv == 0):
+    """The elements of a clean plan into striped fragments, as _to_fragments converts them. The
+    striped layout with runs (codes.run_length > 0, what the caller checked) has inv a multiple
+    of cols or cols of inv, which float16's run loop needs."""
+    if fmt == F16:
         _gather_f16_runs(frag, base, inv, rows, cols, p, rt, ct)
         return
     e = 0
@@ -450,9 +452,7 @@ def _gather_striped(frag, base, inv, rows, cols, p, esize, fmt, rt, ct):
         a = p + rt[r, P_PART] * esize
         for c in range(cols):
             x = a + ct[c, P_PART] * esize
-            if fmt == F16:
-                frag[e, lane] = f16_to_f32_fast(ld_u16(x))
-            elif fmt == F32:
+            if fmt == F32:
                 frag[e, lane] = bits_f32(np.uint32(ld_u32(x)))
             else:
                 f, i = _read(x, fmt)

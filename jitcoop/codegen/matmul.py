@@ -6,8 +6,10 @@ function
 
     void @<name>(ptr a, ptr b, ptr c, ptr r, ptr tabs, ptr work, i64 base, i64 q)
 
-for one instance (base: its first lane, q: its index). The body is explicit 512-bit vector code:
-blocks of rows x vectors of columns held in registers over the K loop. Every element gets exactly
+for one instance (base: its first lane, q: its index). The body is explicit vector code of the
+host's width: blocks of rows x vectors of columns held in registers over the K loop, as many as
+the host's vector registers hold (AVX-512: 6 rows x 4 vectors of 32 registers; AVX2: 6 rows x 2
+vectors of 16: a block sized for AVX-512 spilled on AVX2, a third of the speed). Every element gets exactly
 the scalar loop's operations in the scalar loop's order (start at C, add the products for
 k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts each multiply and add
 into one FMA, which gives the same result whenever the products are exact (inputs narrower than
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..runtime import jit
 from ..kernels.codes import C_F32, C_F64, C_I64, DENSE, NONE, STRIPED, TABLE
 
 _ELEM = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i8": ir.IntType(8), "u8": ir.IntType(8),
@@ -37,7 +40,10 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
     et = {C_F64: ir.DoubleType(), C_F32: ir.FloatType(), C_I64: i64}[ctype]
     is_int = ctype == C_I64
     bits = 64 if ctype != C_F32 else 32
-    VW = 512 // bits
+    vbits, nregs = jit.vector_registers()
+    VW = vbits // bits
+    # accumulators for rows x vectors, plus a B row's vectors and one broadcast A element
+    ACCS, VMAX = nregs * 3 // 4, nregs // 8
     mod = ir.Module()
     p = ir.PointerType()
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [p] * 6 + [i64, i64]), name)
@@ -241,7 +247,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
                 store_r(builder.add(rowoff(3, i), j), val, widths[u])
 
     def rows_loop(j0, widths):
-        R = max(1, min(m, 24 // len(widths)))
+        R = max(1, min(m, ACCS // len(widths)))
         full = (m // R) * R
         if full == R:
             block(const(0), R, j0, widths)
@@ -250,10 +256,10 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
         if m - full:
             block(const(full), m - full, j0, widths)
 
-    # Columns: blocks of up to 4 full vectors (an IR loop when there are several), then the
+    # Columns: blocks of up to VMAX full vectors (an IR loop when there are several), then the
     # rest (full vectors and one shorter one).
     nfull = n // VW
-    V = min(4, max(1, nfull))
+    V = min(VMAX, max(1, nfull))
     nblk = nfull // V if nfull else 0
     if nblk == 1:
         rows_loop(const(0), [VW] * V)

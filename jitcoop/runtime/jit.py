@@ -142,6 +142,18 @@ def host_key() -> str:
     return f"{s['triple']}|{s['cpu']}|{s['features']}|llvm{'.'.join(map(str, llvm.llvm_version_info))}"
 
 
+def vector_registers() -> tuple[int, int]:
+    """The host's SIMD registers as (bits each, how many): what explicit vector code (MulAdd
+    blocks held in registers over the K loop) is sized for. AVX-512: 32 of 512 bits; AVX/AVX2:
+    16 of 256; otherwise SSE's 16 of 128."""
+    f = _init()["features"].split(",")
+    if "+avx512f" in f:
+        return 512, 32
+    if "+avx" in f:
+        return 256, 16
+    return 128, 16
+
+
 def data_layout() -> str:
     return _init()["layout"]
 

@@ -30,6 +30,9 @@ class KernelOptions:
     invariant_lanes: bool = True
     """Run one invocation's code per workgroup when no invocation can differ from another
     (jitcoop.analysis.invariance); False runs every invocation (to compare)."""
+    lane_groups: bool = True
+    """Run the lane code of invocations that may differ a group at a time in vector code
+    (jitcoop.codegen.lanevec); False runs them one after another (to compare)."""
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
@@ -53,7 +56,7 @@ class KernelOptions:
         t = o.compile_timeout
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
-        for name in ("profile", "unchecked", "invariant_lanes"):
+        for name in ("profile", "unchecked", "invariant_lanes", "lane_groups"):
             if not isinstance(getattr(o, name), bool):
                 raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
         return o

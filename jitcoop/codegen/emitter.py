@@ -539,6 +539,25 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         wn = fn.op("add i64 %wg, 1")
         self._wg_phi.incoming.append((wn, "wg.latch"))
         fn.br("wg.head")
+        self._emit_lane_groups()
+
+    def _emit_lane_groups(self):
+        """The vector copy of the lane code (codegen/lanevec.py), where invocations may differ."""
+        from . import lanevec
+        G = lanevec.group_size()
+        if not self.options.lane_groups:
+            why = "runs with lane_groups=False"
+        elif self.invariant:
+            why = "lane-invariant: one invocation's code runs"
+        elif self.W < G:
+            why = f"{self.W} invocations, fewer than a group of {G}"
+        else:
+            why = lanevec.vectorize(self.fn, lanevec.Plan(
+                G=G, lanes=self.W, latch_false="sched.pick" if self.has_collectives else "wg.latch",
+                state=self.state if self.has_collectives else None, work_array=self.work_array,
+                entry_defs=self.entry_defs, declare=self.declare))
+        self.meta.lane_group = 0 if why else G
+        self.meta.lane_group_why = why
 
     def _emit_scheduler(self, st: str):
         """With collectives: the lane dispatch on resume points, and the scheduler blocks."""

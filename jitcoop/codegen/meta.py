@@ -62,6 +62,8 @@ class KernelMeta:
     has_collectives: bool = False
     lanes_run: int = 0            # invocations whose code runs per workgroup (1: lane-invariant)
     varying: str | None = None    # why the invocations may differ (analysis/invariance.py), or None
+    lane_group: int = 0           # invocations the lane code runs together in vector code (codegen/lanevec.py)
+    lane_group_why: str | None = None   # why it does not (lane_group 0)
     uses_physical: bool = False
     writes_physical: bool = False
     has_atomics: bool = False

@@ -1,0 +1,1601 @@
+"""Lane groups: the lane code of a kernel whose invocations differ, run G invocations at a time.
+
+The lane loop (emitter.py) runs each invocation's control-flow graph from its resume point to its
+next collective, one invocation after another: in a loop that stages a tile through shared memory
+by invocation index, every invocation repeats the loop's control and address code alone, and
+reads memory down a column (at power-of-two row widths, every row in one L1 set). GPU-on-CPU
+compilers run the invocations of a group together in vector code instead; this module does that
+to the generated scalar IR of the lane region, after the emitter wrote it:
+
+- the *vector copy*: every block of the region again, each instruction on G invocations at once.
+  A value the same for all of them (a push constant, a workgroup id, the loop counter of a loop
+  all run alike) stays a scalar (`U`); one that is an address or index stepping with the
+  invocation (`A(stride)`: a slot row, a per-invocation element) is a vector whose accesses are
+  plain vector loads and stores; any other (`V`) is a vector, its accesses gathers and scatters
+  unless their addresses turn out contiguous at run time. Calls, atomics and instructions on
+  aggregates run once per invocation in invocation order (`L`).
+- *divergence exits*: a branch whose condition differs between the invocations of the group (or
+  that goes to the failure block for any of them) cannot go on in vector code. The group saves
+  what is live there (per invocation, in `dslots`), marks its invocations (`dstate`), and each
+  invocation continues in the scalar code from that branch: the region's blocks that end in such
+  a branch are split before their terminator, and the scalar code gets an entry there (`dres`)
+  that reloads what is live; values live there are kept in allocas in the scalar code (LLVM's
+  mem2reg makes them registers again).
+- the lane loop's head takes the vector copy for G invocations at a G-aligned lane when all of
+  them stand at the same resume point; every other case (a partial group, invocations waiting
+  at different collectives, the invocations of a group that diverged) runs the scalar code.
+
+Results are those of the scalar code: each invocation executes the same instructions on the same
+values; only the interleaving of invocations between collectives changes, which the memory model
+leaves open (a data race between invocations of one workgroup can read other values, as on a
+GPU). A failure is reported by the scalar code, so with the same instruction, workgroup and lane.
+
+The transformation works on the IR text the emitter wrote, one instruction per line, in the
+forms the lowering rules use; a line it does not know leaves the kernel scalar (`vectorize`
+returns why).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .llvm import Phi
+
+
+def group_size() -> int:
+    """Invocations per group: 32-bit values per host vector register (AVX2: 8, AVX-512: 16)."""
+    from ..runtime import jit
+    return max(4, jit.vector_registers()[0] // 32)
+
+# -- LLVM IR text ------------------------------------------------------------------------------------
+
+_SCALAR = re.compile(r"^(i\d+|half|bfloat|float|double|ptr)$")
+_NAME = re.compile(r"%[-a-zA-Z$._0-9]+")
+_LABEL = re.compile(r"label %[-a-zA-Z$._0-9]+")
+_TOKEN = re.compile(r'\s*(<|>|\[|\]|\{|\}|\(|\)|,|=|@"[^"]*"|%"[^"]*"|[^\s<>\[\]{}(),=]+)')
+
+BINOPS = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "and", "or", "xor", "shl", "lshr", "ashr",
+          "fadd", "fsub", "fmul", "fdiv", "frem"}
+CASTS = {"zext", "sext", "trunc", "fpext", "fptrunc", "uitofp", "sitofp", "fptoui", "fptosi", "bitcast",
+         "inttoptr", "ptrtoint"}
+_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc",
+          "fast", "nneg", "samesign", "tail", "musttail", "notail", "volatile", "inbounds"}
+SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8,
+         "ptr": 8}
+# Intrinsics with an elementwise vector form (name.<overloaded types>); arguments named in
+# _IMMARG keep their scalar (constant) form.
+_VECTOR_INTRINSICS = {"fma", "fmuladd", "fabs", "sqrt", "floor", "ceil", "trunc", "rint", "nearbyint",
+                      "round", "roundeven", "minnum", "maxnum", "minimum", "maximum", "minimumnum",
+                      "maximumnum", "copysign", "smax", "smin", "umax", "umin", "abs", "ctpop", "ctlz",
+                      "cttz", "bitreverse", "bswap", "fshl", "fshr", "fptosi.sat", "fptoui.sat", "exp",
+                      "exp2", "log", "log2", "log10", "sin", "cos", "pow"}
+_IMMARG = {"ctlz": {1}, "cttz": {1}, "abs": {1}}
+# Functions without side effects besides their result: with uniform arguments one call serves
+# every invocation of the group.
+_PURE_PREFIXES = ("llvm.", "jc.f16_to_f32", "jc.f32_to_f16", "jc.round_", "jc.bf16_to_f32",
+                  "jc.f32_to_bf16", "jc.widen")
+_IMPURE_INTRINSICS = ("llvm.memset", "llvm.memcpy", "llvm.memmove", "llvm.readcyclecounter", "llvm.trap",
+                      "llvm.debugtrap")
+_LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
+         "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "ldexp", "expf", "logf", "powf", "sqrt", "cbrt"}
+
+
+class Unsupported(Exception):
+    """A line of the lane region this module does not vectorize: the kernel stays scalar."""
+
+
+def _tokens(s: str) -> list[str]:
+    out, pos = [], 0
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if not m or m.end() == pos:
+            if s[pos:].strip() == "":
+                break
+            raise Unsupported(f"cannot read {s!r}")
+        out.append(m.group(1))
+        pos = m.end()
+    return out
+
+
+class _Cur:
+    def __init__(self, text: str):
+        self.t = _tokens(text)
+        self.i = 0
+
+    def peek(self, k=0):
+        return self.t[self.i + k] if self.i + k < len(self.t) else None
+
+    def take(self):
+        tok = self.peek()
+        if tok is None:
+            raise Unsupported("line ends early")
+        self.i += 1
+        return tok
+
+    def expect(self, tok):
+        if self.take() != tok:
+            raise Unsupported(f"expected {tok!r}")
+
+    def skip_flags(self):
+        while self.peek() in _FLAGS:
+            self.i += 1
+
+    def done(self):
+        return self.i >= len(self.t)
+
+    def type(self) -> str:
+        tok = self.take()
+        if tok == "<":
+            n = self.take()
+            self.expect("x")
+            el = self.type()
+            self.expect(">")
+            return f"<{n} x {el}>"
+        if tok == "[":
+            n = self.take()
+            self.expect("x")
+            el = self.type()
+            self.expect("]")
+            return f"[{n} x {el}]"
+        if tok == "{":
+            els = [self.type()]
+            while self.peek() == ",":
+                self.take()
+                els.append(self.type())
+            self.expect("}")
+            return "{ " + ", ".join(els) + " }"
+        return tok
+
+    def value(self) -> str:
+        tok = self.take()
+        if tok in ("<", "[", "{"):
+            close = {"<": ">", "[": "]", "{": "}"}[tok]
+            depth, parts = 1, [tok]
+            while depth:
+                x = self.take()
+                depth += (x == tok) - (x == close)
+                parts.append(x)
+            return " ".join(parts).replace(" ,", ",")
+        if tok == "splat":
+            self.expect("(")
+            t = self.type()
+            v = self.value()
+            self.expect(")")
+            return f"splat ({t} {v})"
+        return tok
+
+
+@dataclass
+class Ins:
+    """One instruction line: its result, opcode, form, result type and typed operands."""
+    res: str | None
+    op: str
+    kind: str                 # bin un cmp select cast gep load store call atomic generic br cbr switch end
+    rtype: str | None
+    args: list                # [(type, value)]
+    text: str                 # the line as written (without its indentation)
+    extra: dict = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        """The local value names the instruction uses (not labels)."""
+        body = self.text.split("=", 1)[1] if self.res is not None else self.text
+        return _NAME.findall(_LABEL.sub("", body))
+
+    def labels(self) -> list[str]:
+        return [x[len("label %"):] for x in _LABEL.findall(self.text)]
+
+
+def parse(text: str) -> Ins:
+    """An instruction line in the forms the lowering rules write."""
+    s = text.strip()
+    res = None
+    m = re.match(r"^(%[-a-zA-Z$._0-9]+)\s*=\s*(.*)$", s)
+    if m:
+        res, body = m.group(1), m.group(2)
+    else:
+        body = s
+    c = _Cur(body)
+    op = c.take()
+    if op in BINOPS:
+        c.skip_flags()
+        t = c.type()
+        a = c.value()
+        c.expect(",")
+        b = c.value()
+        return Ins(res, op, "bin", t, [(t, a), (t, b)], s)
+    if op == "fneg":
+        c.skip_flags()
+        t = c.type()
+        return Ins(res, op, "un", t, [(t, c.value())], s)
+    if op in ("icmp", "fcmp"):
+        c.skip_flags()
+        pred = c.take()
+        t = c.type()
+        a = c.value()
+        c.expect(",")
+        b = c.value()
+        return Ins(res, op, "cmp", "i1" if _SCALAR.match(t) else None, [(t, a), (t, b)], s, {"pred": pred})
+    if op == "select":
+        c.skip_flags()
+        ct = c.type()
+        cv = c.value()
+        c.expect(",")
+        t = c.type()
+        a = c.value()
+        c.expect(",")
+        c.type()
+        b = c.value()
+        return Ins(res, op, "select", t, [(ct, cv), (t, a), (t, b)], s)
+    if op in CASTS:
+        c.skip_flags()
+        t = c.type()
+        a = c.value()
+        c.expect("to")
+        u = c.type()
+        return Ins(res, op, "cast", u, [(t, a)], s)
+    if op == "getelementptr":
+        c.skip_flags()
+        et = c.type()
+        args = []
+        while c.peek() == ",":
+            c.take()
+            t = c.type()
+            args.append((t, c.value()))
+        return Ins(res, op, "gep", "ptr", args, s, {"et": et, "inbounds": " inbounds" if " inbounds " in f" {body} " else ""})
+    if op == "load":
+        vol = c.peek() == "volatile"
+        c.skip_flags()
+        t = c.type()
+        c.expect(",")
+        pt = c.type()
+        p = c.value()
+        align = _align(c)
+        return Ins(res, op, "load", t, [(pt, p)], s, {"volatile": vol, "align": align})
+    if op == "store":
+        vol = c.peek() == "volatile"
+        c.skip_flags()
+        t = c.type()
+        v = c.value()
+        c.expect(",")
+        pt = c.type()
+        p = c.value()
+        align = _align(c)
+        return Ins(res, op, "store", None, [(t, v), (pt, p)], s, {"volatile": vol, "align": align})
+    if op == "call" or (op in ("tail", "notail") and c.peek() == "call"):
+        if op != "call":
+            c.take()
+        c.skip_flags()
+        rt = c.type()
+        callee = c.take()
+        if not callee.startswith("@"):
+            raise Unsupported(f"an indirect call: {s}")
+        c.expect("(")
+        args = []
+        while c.peek() != ")":
+            t = c.type()
+            while c.peek() in ("noundef", "immarg", "nonnull", "zeroext", "signext"):
+                c.take()
+            args.append((t, c.value()))
+            if c.peek() == ",":
+                c.take()
+        c.expect(")")
+        name = callee[1:].strip('"')
+        return Ins(res, op, "call", None if rt == "void" else rt, args, s, {"callee": name})
+    if op in ("atomicrmw", "cmpxchg", "fence"):
+        return Ins(res, op, "atomic", _atomic_type(op, body), [], s)
+    if op in ("extractvalue", "insertvalue", "extractelement", "insertelement", "shufflevector", "freeze"):
+        return Ins(res, op, "generic", _generic_type(op, body), [], s)
+    if op == "br":
+        if c.peek() == "label":
+            return Ins(None, op, "br", None, [], s)
+        t = c.type()
+        return Ins(None, op, "cbr", None, [(t, c.value())], s)
+    if op == "switch":
+        t = c.type()
+        return Ins(None, op, "switch", None, [(t, c.value())], s)
+    if op in ("unreachable", "ret"):
+        return Ins(None, op, "end", None, [], s)
+    raise Unsupported(f"the instruction {op!r} ({s})")
+
+
+def _align(c: _Cur) -> str:
+    a = ""
+    while c.peek() == ",":
+        c.take()
+        if c.peek() == "align":
+            c.take()
+            a = c.take()
+        else:
+            raise Unsupported("load or store metadata")
+    return a
+
+
+def _atomic_type(op, body) -> str | None:
+    c = _Cur(body)
+    c.take()
+    if op == "fence":
+        return None
+    while c.peek() in ("volatile", "weak"):
+        c.take()
+    if op == "atomicrmw":
+        c.take()                    # the operation
+    c.type()
+    c.value()
+    c.expect(",")
+    t = c.type()
+    return t if op == "atomicrmw" else "{ " + t + ", i1 }"
+
+
+def _generic_type(op, body) -> str:
+    c = _Cur(body)
+    c.take()
+    t = c.type()
+    if op in ("insertvalue", "insertelement", "freeze"):
+        return t
+    if op == "extractelement":
+        m = re.match(r"<\d+ x (.*)>$", t)
+        return m.group(1)
+    if op == "shufflevector":
+        c.value()
+        c.expect(",")
+        c.type()
+        c.value()
+        c.expect(",")
+        mt = c.type()
+        n = re.match(r"<(\d+) x", mt).group(1)
+        el = re.match(r"<\d+ x (.*)>$", t).group(1)
+        return f"<{n} x {el}>"
+    # extractvalue: index into the aggregate
+    c.value()
+    while c.peek() == ",":
+        c.take()
+        k = int(c.take())
+        t = _member(t, k)
+    return t
+
+
+def _member(t: str, k: int) -> str:
+    if t.startswith("{"):
+        c = _Cur(t[1:-1])
+        parts = [c.type()]
+        while c.peek() == ",":
+            c.take()
+            parts.append(c.type())
+        return parts[k]
+    m = re.match(r"^\[\d+ x (.*)\]$", t)
+    if m:
+        return m.group(1)
+    raise Unsupported(f"extractvalue from {t}")
+
+
+def _size_of(t: str) -> int:
+    """Bytes of an alloca's type: scalars and arrays of them."""
+    if t in SIZES:
+        return SIZES[t]
+    m = re.match(r"^\[(\d+) x (.*)\]$", t)
+    if m:
+        return int(m.group(1)) * _size_of(m.group(2))
+    raise Unsupported(f"an alloca of {t}")
+
+
+def is_scalar(t: str | None) -> bool:
+    return t is not None and bool(_SCALAR.match(t))
+
+
+def _is_name(v: str) -> bool:
+    return v.startswith("%")
+
+
+# -- shapes ------------------------------------------------------------------------------------------
+# U: the same in every invocation of the group (a scalar); ("A", s): an i64 or pointer that is
+# lane 0's value + s x the lane's index in the group; V: any vector; L: one scalar per invocation
+# (aggregates and vectors of the scalar code, kept apart).
+U, V, L = "U", "V", "L"
+
+
+def _join(a, b):
+    """The shape of a value that may be either (None: not known yet, the fixed point's start)."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if a == U:
+        return b if b in (V, L) else V
+    if b == U:
+        return a if a in (V, L) else V
+    if L in (a, b):
+        return L
+    return V
+
+
+def _affine(x):
+    return isinstance(x, tuple)
+
+
+# -- the region --------------------------------------------------------------------------------------
+
+@dataclass
+class Block:
+    label: str
+    lines: list               # the Function's line list (str with indentation, Phi, or splice lists)
+    phis: list                # Phi objects
+    ins: list                 # Ins of the other lines, in order (terminator last)
+
+
+def _flat_lines(lines) -> list:
+    out = []
+    for ln in lines:
+        if isinstance(ln, list):
+            out.extend("  " + x for x in ln)
+        else:
+            out.append(ln)
+    return out
+
+
+def _block(label, lines) -> Block:
+    phis, ins = [], []
+    for ln in _flat_lines(lines):
+        if isinstance(ln, Phi):
+            phis.append(ln)
+            continue
+        s = ln.strip()
+        if not s or s.startswith(";"):
+            continue
+        ins.append(parse(s))
+    return Block(label, lines, phis, ins)
+
+
+def _succs(b: Block) -> list[str]:
+    return b.ins[-1].labels() if b.ins else []
+
+
+@dataclass
+class Plan:
+    """What `vectorize` was told about the kernel function."""
+    G: int                    # invocations per group
+    lanes: int                # invocations per workgroup
+    latch_false: str          # where the lane latch goes after the last invocation
+    state: str | None         # the scheduler's state array (None: a kernel without collectives)
+    work_array: object        # KernelGen.work_array
+    entry_defs: list          # the entry block's definitions (work area pointers)
+    declare: object           # KernelGen.declare(name, text)
+
+
+def vectorize(fn, plan: Plan) -> str | None:
+    """Add the vector copy of the lane region to `fn` (the kernel function after the emitter
+    wrote it). Returns None when done, or why the kernel stays scalar."""
+    try:
+        _LaneGroups(fn, plan).run()
+    except Unsupported as e:
+        return str(e)
+    return None
+
+
+class _LaneGroups:
+    def __init__(self, fn, plan: Plan):
+        self.fn, self.p, self.G = fn, plan, plan.G
+        self.raw = {lab: lines for lab, lines in fn.blocks}
+        self.order = [lab for lab, _ in fn.blocks]
+        self.blocks: dict[str, Block] = {}
+
+    def parsed(self, lab: str) -> Block:
+        """A block of the function, its splices flattened in place, its lines read."""
+        b = self.blocks.get(lab)
+        if b is None:
+            lines = self.raw[lab]
+            lines[:] = _flat_lines(lines)
+            b = self.blocks[lab] = _block(lab, lines)
+        return b
+
+    # -- analysis ----------------------------------------------------------------------------------
+    def run(self):
+        fn = self.fn
+        if "lane.head" not in self.raw or "lane.go" not in self.raw:
+            raise Unsupported("no lane loop")
+        self._region()
+        self._alloca_types()
+        self._shapes()
+        self._liveness()
+        # every line was read: now change the function
+        self._split_and_demote()
+        self._scalar_entries()
+        self._vector_copy()
+        self._head()
+        del fn
+
+    def _region(self):
+        """The blocks an invocation runs from lane.go until it reaches the lane latch (a
+        collective, a return) or the failure block."""
+        stop = {"lane.latch", "fail", "failed"}
+        seen, todo = [], ["lane.go"]
+        while todo:
+            lab = todo.pop()
+            if lab in seen or lab in stop:
+                continue
+            if lab not in self.raw:
+                raise Unsupported(f"a branch to unknown block {lab}")
+            if lab.startswith(("sched.", "coll", "wg.", "lane.head")):
+                raise Unsupported(f"the lane region reaches {lab}")
+            seen.append(lab)
+            todo.extend(reversed(_succs(self.parsed(lab))))
+        self.region = [lab for lab in self.order if lab in seen]
+        rset = set(self.region)
+        self.defined = {}        # name -> (block, Ins | Phi)
+        for lab in self.region:
+            b = self.blocks[lab]
+            for ph in b.phis:
+                self.defined[ph.name] = (lab, ph)
+                for v, src in ph.incoming:
+                    if src not in rset:
+                        raise Unsupported(f"a phi of {lab} has an edge from {src}")
+            for ins in b.ins:
+                if ins.res is not None:
+                    self.defined[ins.res] = (lab, ins)
+        head = self.parsed("lane.head")
+        self.head_ins = [i for i in head.ins[:-1]]
+        for ins in self.head_ins:
+            if ins.res is not None:
+                self.defined[ins.res] = ("lane.head", ins)
+        self.parsed("fail")
+        # the phis' incoming values as the scalar code has them now (demotion changes them)
+        self.incoming = {id(ph): list(ph.incoming) for lab in self.region for ph in self.blocks[lab].phis}
+        self.fail_incoming = [list(ph.incoming) for ph in self.blocks["fail"].phis]
+        # region values must not be used outside it, but for the failure block's phis
+        for lab, lines in self.raw.items():
+            if lab in rset or lab == "lane.head":
+                continue
+            for ln in _flat_lines(lines):
+                if isinstance(ln, Phi):
+                    continue
+                for n in _NAME.findall(_LABEL.sub("", ln)):
+                    if n in self.defined and self.defined[n][0] != "lane.head":
+                        raise Unsupported(f"{n} of the lane region is used in {lab}")
+
+    def _alloca_types(self):
+        """Allocas the region uses, with their types: *register* allocas (a scalar only loaded and
+        stored whole: homes, promoted variables; registers after mem2reg) and *memory* allocas
+        (scratch an invocation addresses: a library call's result slot, an array indexed by
+        access chains)."""
+        self.alloca_t = {}
+        for a in self.fn.allocas:
+            m = re.match(r"^\s*(%[-a-zA-Z$._0-9]+) = alloca (.*), align \d+$", a)
+            if not m:
+                raise Unsupported(f"an alloca {a.strip()!r}")
+            self.alloca_t[m.group(1)] = m.group(2)
+        uses = {}
+        for lab in ["lane.head"] + self.region:
+            for ins in (self.head_ins if lab == "lane.head" else self.blocks[lab].ins):
+                for n in ins.names():
+                    if n in self.alloca_t:
+                        uses.setdefault(n, []).append(ins)
+        self.used_allocas, self.mem_allocas = set(), {}
+        for n, users in uses.items():
+            t = self.alloca_t[n]
+            whole = is_scalar(t) and all(
+                (ins.kind == "load" and ins.args[0][1] == n and ins.rtype == t)
+                or (ins.kind == "store" and ins.args[1][1] == n and ins.args[0][1] != n and ins.args[0][0] == t)
+                for ins in users)
+            if whole:
+                self.used_allocas.add(n)
+            else:
+                self.mem_allocas[n] = _size_of(t)
+
+    def type_of(self, name) -> str:
+        lab, d = self.defined[name]
+        return d.t if isinstance(d, Phi) else d.rtype
+
+    def _shapes(self):
+        """Each region value's shape (and each alloca's), to a fixed point from "not known yet"
+        (None), only growing. Control flow in the vector copy is the same for the whole group (a
+        branch that is not takes a divergence exit), so a phi is uniform when all its incoming
+        values are."""
+        sh = {"%lane": ("A", 1)}
+        ash = {a: None for a in self.used_allocas}
+        self.sh, self.ash = sh, ash
+        items = [(lab, ins) for lab in ["lane.head"] + self.region
+                 for ins in (self.head_ins if lab == "lane.head" else self.blocks[lab].ins)]
+        phis = [ph for lab in self.region for ph in self.blocks[lab].phis]
+        self.solving = True
+        changed = True
+        while changed:
+            changed = False
+            for ph in phis:
+                s = None
+                for v, _ in self.incoming[id(ph)]:
+                    s = _join(s, self.shape(v))
+                if s is not None and s != U and not is_scalar(ph.t):
+                    raise Unsupported(f"a phi of {ph.t} that differs between invocations")
+                new = _join(sh.get(ph.name), s)
+                if new != sh.get(ph.name):
+                    sh[ph.name] = new
+                    changed = True
+            for lab, ins in items:
+                if ins.kind == "store" and ins.args[1][1] in ash:
+                    a = ins.args[1][1]
+                    v = self.shape(ins.args[0][1])
+                    if v is None:
+                        continue
+                    new = _join(ash[a], V if v != U else U)
+                    if new != ash[a]:
+                        ash[a] = new
+                        changed = True
+                    continue
+                if ins.res is None:
+                    continue
+                r = self._rule(ins)
+                new = _join(sh.get(ins.res), r)
+                if new != sh.get(ins.res):
+                    sh[ins.res] = new
+                    changed = True
+        self.solving = False
+        # what stayed unknown is never reached: any shape serves
+        for lab, ins in items:
+            if ins.res is not None and sh.get(ins.res) is None:
+                sh[ins.res] = U if ins.kind not in ("atomic", "call") else (V if is_scalar(ins.rtype) else L)
+        for ph in phis:
+            sh.setdefault(ph.name, U)
+            if sh[ph.name] is None:
+                sh[ph.name] = U
+        for a in ash:
+            if ash[a] is None:
+                ash[a] = U
+
+    def shape(self, v: str):
+        """A value's shape: literals and values from outside the region are uniform; None while
+        the fixed point has not reached a region value."""
+        if not _is_name(v):
+            return U
+        if v == "%lane" or v in self.defined:
+            return self.sh.get(v)
+        if v in self.mem_allocas:
+            return ("A", self.mem_allocas[v])
+        return U
+
+    def _rule(self, ins: Ins):
+        ops = [self.shape(n) for n in ins.names()]
+        if any(x is None for x in ops):
+            return None
+        scalar = is_scalar(ins.rtype)
+        vary = (lambda: V if scalar else L)
+        k = ins.kind
+        if k == "atomic":
+            return vary()
+        if k == "call":
+            if _pure(ins.extra["callee"]) and all(s == U for s in ops):
+                return U
+            return vary()
+        if k == "load":
+            p = ins.args[0][1]
+            if p in self.ash:
+                return None if self.ash[p] is None else U if self.ash[p] == U else V
+            if ins.extra["volatile"] and self.shape(p) != U:
+                return vary()
+            return U if self.shape(p) == U else vary()
+        if all(s == U for s in ops):
+            return U
+        if k == "generic" or not scalar:
+            return vary()
+        wide = ins.rtype in ("i64", "ptr")
+        if k == "bin" and wide:
+            a, b = (self.shape(v) for _, v in ins.args)
+            if ins.op in ("add", "sub"):
+                if _affine(a) and b == U:
+                    return a
+                if a == U and _affine(b):
+                    return b if ins.op == "add" else ("A", -b[1])
+                if _affine(a) and _affine(b):
+                    return ("A", a[1] + b[1] if ins.op == "add" else a[1] - b[1])
+            c = _int(ins.args[1][1])
+            if ins.op == "mul" and _affine(a) and c is not None:
+                return ("A", a[1] * c)
+            c0 = _int(ins.args[0][1])
+            if ins.op == "mul" and _affine(b) and c0 is not None:
+                return ("A", b[1] * c0)
+            if ins.op == "shl" and _affine(a) and c is not None and 0 <= c < 32:
+                return ("A", a[1] << c)
+        if k == "cast" and ins.op in ("inttoptr", "ptrtoint") and wide and ins.args[0][0] in ("i64", "ptr"):
+            a = self.shape(ins.args[0][1])
+            if _affine(a):
+                return a
+        if k == "gep":
+            base = self.shape(ins.args[0][1])
+            idx = [self.shape(v) for _, v in ins.args[1:]]
+            size = SIZES.get(ins.extra["et"])
+            if base == U and len(idx) == 1 and _affine(idx[0]) and ins.args[1][0] == "i64" and size:
+                return ("A", idx[0][1] * size)
+            if _affine(base) and all(s == U and _int(v) is not None for s, (_, v) in zip(idx, ins.args[1:])):
+                return base
+        return V
+
+    def _liveness(self):
+        """Divergence points (blocks of the region ending in a branch the group may not take
+        together) and what is live at each, before its terminator, in the scalar code."""
+        rset = set(self.region)
+        items = {n for n, (lab, _) in self.defined.items() if lab in rset and lab != "lane.go"}
+        self.items = items
+        gen, kill, phi_use = {}, {}, {lab: set() for lab in self.region}
+        # the successors' phis read their operands at the end of the edge's block (the failure
+        # block's too: an invocation resumed at a divergence point may fail right there)
+        for ph in [p for lab in self.region for p in self.blocks[lab].phis] + self.blocks["fail"].phis:
+            for v, src in ph.incoming:
+                if v in items and src in phi_use:
+                    phi_use[src].add(v)
+        term_use = {}
+        for lab in self.region:
+            b = self.blocks[lab]
+            g, k = set(), set()
+            for ph in b.phis:
+                k.add(ph.name)
+            for ins in b.ins[:-1]:
+                u, d = self._uses_defs(ins, items)
+                g |= {x for x in u if x not in k}
+                k |= d
+            tu, _ = self._uses_defs(b.ins[-1], items)
+            term_use[lab] = tu | phi_use[lab]
+            g |= {x for x in term_use[lab] if x not in k}
+            gen[lab], kill[lab] = g, k
+        live_in = {lab: set() for lab in self.region}
+        live_out = {lab: set() for lab in self.region}
+        changed = True
+        while changed:
+            changed = False
+            for lab in reversed(self.region):
+                out = set()
+                for s in _succs(self.blocks[lab]):
+                    if s in rset:
+                        out |= live_in[s]
+                new = gen[lab] | (out - kill[lab])
+                if new != live_in[lab] or out != live_out[lab]:
+                    live_in[lab], live_out[lab] = new, out
+                    changed = True
+        self.exits = {}          # block -> items live before its terminator
+        for lab in self.region:
+            t = self.blocks[lab].ins[-1]
+            if self._may_diverge(t):
+                # a memory alloca's contents count as live everywhere (they are small)
+                self.exits[lab] = sorted(term_use[lab] | live_out[lab] | set(self.mem_allocas))
+        self.demoted = sorted({x for live in self.exits.values() for x in live if x in self.defined})
+        for x in self.demoted:
+            if not is_scalar(self.type_of(x)) and not self.type_of(x).startswith("{"):
+                raise Unsupported(f"{x} of type {self.type_of(x)} is live at a divergence point")
+
+    def _uses_defs(self, ins: Ins, items):
+        u = {n for n in ins.names() if n in items or n in self.used_allocas}
+        d = set()
+        if ins.kind == "store" and ins.args[1][1] in self.used_allocas:
+            u.discard(ins.args[1][1])
+            d.add(ins.args[1][1])
+        if ins.res is not None:
+            d.add(ins.res)
+        return u, d
+
+    def _may_diverge(self, t: Ins) -> bool:
+        if t.kind == "cbr":
+            if "fail" in t.labels() and self._cancel_edge(t):
+                return False
+            return self.shape(t.args[0][1]) != U or "fail" in t.labels()
+        if t.kind == "switch":
+            return self.shape(t.args[0][1]) != U
+        return False
+
+    def _cancel_edge(self, t: Ins) -> bool:
+        """A branch to the failure block that records site -1 (the cancel check: a timeout,
+        Ctrl-C or another thread's failure, the same for the whole dispatch)."""
+        src = self._edge_source(t)
+        return any(b == src and v == "-1" for v, b in self.fail_incoming[0])
+
+    def _edge_source(self, t: Ins) -> str:
+        for lab in self.region:
+            if self.blocks[lab].ins and self.blocks[lab].ins[-1] is t:
+                return lab
+        raise Unsupported("a terminator outside the region")
+
+    # -- the scalar code: split, demote, entries ------------------------------------------------------
+    def _split_and_demote(self):
+        fn = self.fn
+        self.term_label = {}
+        for lab in self.exits:
+            tl = f"{lab}.term"
+            self.term_label[lab] = tl
+            lines = self.blocks[lab].lines
+            # the terminator is the last plain line
+            k = len(lines) - 1
+            while isinstance(lines[k], (Phi, list)) or not lines[k].strip() or lines[k].strip().startswith(";"):
+                k -= 1
+            term = lines.pop(k)
+            lines.append(f"  br label %{tl}")
+            new = [term]
+            idx = [x for x, _ in fn.blocks].index(lab)
+            fn.blocks.insert(idx + 1, (tl, new))
+            fn._by_label[tl] = new
+            self._relabel(lab, tl)
+        # demotion: every value live at a divergence point lives in an alloca in the scalar code
+        self.dm = {}
+        for x in self.demoted:
+            t = self.type_of(x)
+            a = fn.fresh("dm")
+            fn.allocas.append(f"  {a} = alloca {t}, align 16")
+            self.dm[x] = (a, t)
+        if not self.dm:
+            return
+        for lab, lines in fn.blocks:
+            here = self._region_label(lab)
+            if here is None and lab != "fail":
+                continue
+            out = []
+            pending_phi_stores = []
+            for ln in _flat_lines(lines):
+                if isinstance(ln, Phi):
+                    out.append(ln)
+                    if ln.name in self.dm and here is not None:
+                        pending_phi_stores.append(ln)
+                    continue
+                if pending_phi_stores:
+                    for ph in pending_phi_stores:
+                        a, t = self.dm[ph.name]
+                        out.append(f"  store {t} {ph.name}, ptr {a}")
+                    pending_phi_stores = []
+                s = ln.strip()
+                if here is not None and s and not s.startswith(";"):
+                    s = self._reload_uses(s, out)
+                    out.append("  " + s)
+                    res = re.match(r"^(%[-a-zA-Z$._0-9]+) =", s)
+                    if res and res.group(1) in self.dm:
+                        a, t = self.dm[res.group(1)]
+                        out.append(f"  store {t} {res.group(1)}, ptr {a}")
+                else:
+                    out.append(ln)
+            lines[:] = out
+        # phi operands (the failure block's included) come from loads at the end of the edge's block
+        for lab, lines in fn.blocks:
+            for ln in lines:
+                if not isinstance(ln, Phi):
+                    continue
+                for i, (v, src) in enumerate(ln.incoming):
+                    if v in self.dm and self._region_label(src) is not None:
+                        a, t = self.dm[v]
+                        name = fn.fresh("dml")
+                        src_lines = fn._by_label[src]
+                        src_lines.insert(len(src_lines) - 1, f"  {name} = load {t}, ptr {a}")
+                        ln.incoming[i] = (name, src)
+
+    def _region_label(self, lab):
+        """The region block a (possibly split-off) label belongs to, or None."""
+        if lab in self.blocks and lab in self.region:
+            return lab
+        if lab.endswith(".term") and lab[:-5] in self.term_label:
+            return lab[:-5]
+        return None
+
+    def _relabel(self, old, new):
+        for _, lines in self.fn.blocks:
+            for ln in lines:
+                if isinstance(ln, Phi):
+                    ln.incoming = [(v, new if b == old else b) for v, b in ln.incoming]
+
+    def _reload_uses(self, s: str, out: list) -> str:
+        """A line whose uses of demoted values read them from their allocas first."""
+        body = s.split("=", 1)[1] if re.match(r"^%[-a-zA-Z$._0-9]+ =", s) else s
+        used = [n for n in _NAME.findall(_LABEL.sub("", body)) if n in self.dm]
+        if not used:
+            return s
+        sub = {}
+        for n in dict.fromkeys(used):
+            a, t = self.dm[n]
+            ld = self.fn.fresh("dml")
+            out.append(f"  {ld} = load {t}, ptr {a}")
+            sub[n] = ld
+        head, sep, rest = (s.partition("=") if body is not s else ("", "", s))
+        rest = re.sub(r"(label )?(%[-a-zA-Z$._0-9]+)",
+                      lambda m: m.group(0) if m.group(1) else sub.get(m.group(2), m.group(2)), rest)
+        return head + sep + rest
+
+    def _slot(self, x) -> tuple[str, str]:
+        """The dslot row of an item (G values of its scalar type; i1 as i8; a memory alloca's
+        bytes G times) and that type."""
+        if x in self.mem_allocas:
+            if x not in self.slots:
+                name = f"dslot{len(self.slots)}"
+                self.slots[x] = (self.p.work_array(name, "i8", self.G * self.mem_allocas[x]), "i8")
+            return self.slots[x]
+        t = self.alloca_t[x] if x in self.alloca_t else self.type_of(x)
+        st = "i8" if t == "i1" else t
+        if st.startswith("{"):
+            raise Unsupported(f"an aggregate {x} is live at a divergence point")
+        if x not in self.slots:
+            name = f"dslot{len(self.slots)}"
+            self.slots[x] = (self.p.work_array(name, st if st != "ptr" else "i64", self.G), st)
+        return self.slots[x]
+
+    def _scalar_entries(self):
+        """dstate and the dres blocks: an invocation whose group left the vector copy at a
+        divergence point goes on in the scalar code from that block's terminator."""
+        fn, G = self.fn, self.G
+        self.slots = {}
+        self.dstate = self.p.work_array("dstate", "i32", self.p.lanes)
+        self.exit_ids = {lab: j + 1 for j, lab in enumerate(self.exits)}
+        go = self.raw["lane.go"]
+        # lane.go's terminator (the dispatch on the resume point) moves behind the dstate test
+        k = len(go) - 1
+        while isinstance(go[k], (Phi, list)) or not go[k].strip() or go[k].strip().startswith(";"):
+            k -= 1
+        term = go.pop(k)
+        go.append("  %dst.p = getelementptr i32, ptr " + self.dstate + ", i64 %lane")
+        go.append("  %dst = load i32, ptr %dst.p")
+        go.append("  %dst.none = icmp eq i32 %dst, 0")
+        go.append("  br i1 %dst.none, label %lane.go.normal, label %lane.go.dres")
+        idx = [x for x, _ in fn.blocks].index("lane.go")
+        normal = [term]
+        cases = " ".join(f"i32 {j}, label %dres.{lab}" for lab, j in self.exit_ids.items())
+        dres = ["  store i32 0, ptr %dst.p", f"  switch i32 %dst, label %lane.latch [ {cases} ]"]
+        new = [("lane.go.normal", normal), ("lane.go.dres", dres)]
+        for lab, live in self.exits.items():
+            body = ["  %dres.i." + lab + f" = and i64 %lane, {G - 1}"]
+            for x in live:
+                row, st = self._slot(x)
+                if x in self.mem_allocas:
+                    size = self.mem_allocas[x]
+                    off, p = fn.fresh("dro"), fn.fresh("drp")
+                    body.append(f"  {off} = mul i64 %dres.i.{lab}, {size}")
+                    body.append(f"  {p} = getelementptr i8, ptr {row}, i64 {off}")
+                    body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {x}, ptr {p}, i64 {size}, i1 false)")
+                    self._declare_memcpy()
+                    continue
+                p = fn.fresh("drp")
+                v = fn.fresh("drv")
+                body.append(f"  {p} = getelementptr {st}, ptr {row}, i64 %dres.i.{lab}")
+                body.append(f"  {v} = load {st}, ptr {p}")
+                t = self.alloca_t[x] if x in self.alloca_t else self.type_of(x)
+                if t == "i1":
+                    v2 = fn.fresh("drv")
+                    body.append(f"  {v2} = trunc i8 {v} to i1")
+                    v = v2
+                dst = x if x in self.alloca_t else self.dm[x][0]
+                body.append(f"  store {t} {v}, ptr {dst}")
+            body.append(f"  br label %{self.term_label[lab]}")
+            new.append((f"dres.{lab}", body))
+        for off, (lab, lines) in enumerate(new):
+            fn.blocks.insert(idx + 1 + off, (lab, lines))
+            fn._by_label[lab] = lines
+
+    def _declare_memcpy(self):
+        self.p.declare("@llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)")
+
+    # -- the vector copy ----------------------------------------------------------------------------
+    def _vector_copy(self):
+        em = _VecEmitter(self)
+        em.emit_all()
+
+    def _head(self):
+        """lane.head: a G-aligned lane whose group stands at one resume point (and is not
+        finishing a divergence) runs the vector copy."""
+        fn, G, p = self.fn, self.G, self.p
+        head = self.raw["lane.head"]
+        k = len(head) - 1
+        while isinstance(head[k], (Phi, list)) or not head[k].strip():
+            k -= 1
+        term = parse(head[k].strip())
+        if term.kind == "cbr":
+            t, f = term.labels()
+            cond = term.args[0][1]
+            head[k] = f"  br i1 {cond}, label %{t}, label %lane.pick"
+        else:
+            f = term.labels()[0]
+            head[k] = "  br label %lane.pick"
+        if f != "lane.go":
+            raise Unsupported("lane.head does not lead to lane.go")
+        pick = ["  %pick.m = and i64 %lane, " + str(G - 1),
+                "  %pick.al = icmp eq i64 %pick.m, 0",
+                f"  %pick.end = add i64 %lane, {G}",
+                f"  %pick.fits = icmp ule i64 %pick.end, {p.lanes}",
+                "  %pick.ok = and i1 %pick.al, %pick.fits",
+                "  br i1 %pick.ok, label %lane.pick2, label %lane.go"]
+        pick2 = [f"  %pick.dp = getelementptr i32, ptr {self.dstate}, i64 %lane",
+                 "  %pick.d = load i32, ptr %pick.dp",
+                 "  %pick.dz = icmp eq i32 %pick.d, 0"]
+        if p.state is not None:
+            sv = _vt(G, "i32")
+            pick2 += [f"  %pick.sp = getelementptr i32, ptr {p.state}, i64 %lane",
+                      f"  %pick.sv = load {sv}, ptr %pick.sp, align 4",
+                      "  %pick.s0 = extractelement " + sv + " %pick.sv, i64 0",
+                      f"  %pick.ss0 = insertelement {sv} poison, i32 %pick.s0, i64 0",
+                      f"  %pick.ss = shufflevector {sv} %pick.ss0, {sv} poison, {_vt(G, 'i32')} zeroinitializer",
+                      f"  %pick.eq = icmp eq {sv} %pick.sv, %pick.ss",
+                      f"  %pick.eqm = bitcast {_vt(G, 'i1')} %pick.eq to i{G}",
+                      f"  %pick.all = icmp eq i{G} %pick.eqm, -1",
+                      "  %pick.go = and i1 %pick.all, %pick.dz"]
+        else:
+            pick2 += ["  %pick.go = and i1 %pick.dz, true"]
+        pick2.append("  br i1 %pick.go, label %g.entry, label %lane.go")
+        idx = [x for x, _ in fn.blocks].index("lane.head")
+        for off, (lab, lines) in enumerate((("lane.pick", pick), ("lane.pick2", pick2))):
+            fn.blocks.insert(idx + 1 + off, (lab, lines))
+            fn._by_label[lab] = lines
+
+
+def _int(v: str):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _pure(callee: str) -> bool:
+    if callee.startswith(_IMPURE_INTRINSICS):
+        return False
+    return callee.startswith(_PURE_PREFIXES) or callee in _LIBM
+
+
+def _vt(G: int, t: str) -> str:
+    return f"<{G} x {t}>"
+
+
+def _const_vec(G: int, t: str, v: str) -> str:
+    return "<" + ", ".join(f"{t} {v}" for _ in range(G)) + ">"
+
+
+class _VecEmitter:
+    """Writes the vector copy: block `b` of the region becomes `g.b`."""
+
+    def __init__(self, lg: _LaneGroups):
+        self.lg, self.fn, self.G = lg, lg.fn, lg.G
+        self.sh = lg.sh
+        self.new_blocks: list = []
+        self.twins = {}                 # alloca -> (twin alloca, vector?)
+        for a in sorted(lg.used_allocas):
+            t = lg.alloca_t[a]
+            vec = lg.ash[a] != U
+            name = self.fn.fresh("gx")
+            self.fn.allocas.append(f"  {name} = alloca {_vt(self.G, t) if vec else t}, align 64")
+            self.twins[a] = (name, vec)
+        self.mem_twins = {}             # memory alloca -> G copies side by side
+        for a, size in sorted(lg.mem_allocas.items()):
+            name = self.fn.fresh("gm")
+            self.fn.allocas.append(f"  {name} = alloca [{self.G * size} x i8], align 64")
+            self.mem_twins[a] = name
+        self.end_label = {}             # region block -> the label its vector copy ends in
+        self.phi_fill = []              # (vector phi, scalar phi, shape)
+        self.div_blocks = []            # the divergence exits' blocks (edges into lane.head)
+
+    # -- output -------------------------------------------------------------------------------------
+    def block(self, label):
+        self.lines = []
+        self.cur = label
+        self.new_blocks.append((label, self.lines))
+        self.splats = {}
+
+    def emit(self, s: str):
+        self.lines.append("  " + s)
+
+    def op(self, s: str, hint="g") -> str:
+        n = self.fn.fresh(hint)
+        self.lines.append(f"  {n} = {s}")
+        return n
+
+    # -- names and operands ----------------------------------------------------------------------------
+    def vname(self, x: str) -> str:
+        return "%vlane" if x == "%lane" else f"{x}.g"
+
+    def is_local(self, x: str) -> bool:
+        """A name the vector copy has its own value of."""
+        return x in self.lg.defined or x == "%lane" or x in self.mem_twins
+
+    def shape(self, v):
+        return self.lg.shape(v)
+
+    def uop(self, v: str) -> str:
+        """A uniform operand's scalar text."""
+        if not _is_name(v):
+            return v
+        if v == "%lane":
+            return "%lane"
+        if v in self.lg.defined:
+            if self.shape(v) != U:
+                raise Unsupported(f"{v} is not uniform")
+            return self.vname(v)
+        return v
+
+    def vop(self, t: str, v: str) -> str:
+        """An operand as a <G x t> vector."""
+        s = self.shape(v)
+        if s == U:
+            if not _is_name(v) and not v.startswith("@"):
+                if v in ("poison", "undef"):
+                    return v
+                return _const_vec(self.G, t, v)
+            key = (t, v)
+            if key not in self.splats:
+                vt = _vt(self.G, t)
+                a = self.op(f"insertelement {vt} poison, {t} {self.uop(v)}, i64 0")
+                self.splats[key] = self.op(f"shufflevector {vt} {a}, {vt} poison, {_vt(self.G, 'i32')} zeroinitializer")
+            return self.splats[key]
+        if s == L:
+            vt = _vt(self.G, t)
+            acc = "poison"
+            for i in range(self.G):
+                acc = self.op(f"insertelement {vt} {acc}, {t} {self.vname(v)}.{i}, i64 {i}")
+            return acc
+        return self.vname(v)
+
+    def lane_op(self, t: str, v: str, i: int) -> str:
+        s = self.shape(v)
+        if s == U:
+            return self.uop(v)
+        if s == L:
+            return f"{self.vname(v)}.{i}"
+        if v == "%lane":
+            return self.op(f"add i64 %lane, {i}")
+        return self.op(f"extractelement {_vt(self.G, t)} {self.vname(v)}, i64 {i}")
+
+    def lane0(self, t, v):
+        return self.lane_op(t, v, 0)
+
+    def define(self, res: str, value: str):
+        """Name the vector copy's result of `res` (a value computed under another name)."""
+        self.lines.append(f"  {self.vname(res)} = {value}")
+
+    # -- the copy -------------------------------------------------------------------------------------
+    def emit_all(self):
+        G, lg = self.G, self.lg
+        self.block("g.entry")
+        vt = _vt(G, "i64")
+        a = self.op(f"insertelement {vt} poison, i64 %lane, i64 0")
+        b = self.op(f"shufflevector {vt} {a}, {vt} poison, {_vt(G, 'i32')} zeroinitializer")
+        iota = "<" + ", ".join(f"i64 {i}" for i in range(G)) + ">"
+        self.emit(f"%vlane = add {vt} {b}, {iota}")
+        for a, twin in self.mem_twins.items():
+            # invocation i's copy of a memory alloca is bytes [i x size, (i + 1) x size) of the twin
+            size = lg.mem_allocas[a]
+            offs = "<" + ", ".join(f"i64 {i * size}" for i in range(G)) + ">"
+            self.emit(f"{self.vname(a)} = getelementptr i8, ptr {twin}, {vt} {offs}")
+        for ins in lg.head_ins:
+            self.instruction(ins)
+        self.emit("br label %g.lane.go")
+        for lab in lg.region:
+            b = lg.blocks[lab]
+            self.block(f"g.{lab}")
+            for ph in b.phis:
+                s = self.sh.get(ph.name, U)
+                if s == U:
+                    node = Phi(self.vname(ph.name), ph.t)
+                else:
+                    node = Phi(self.vname(ph.name), _vt(G, ph.t))
+                self.lines.insert(sum(isinstance(x, Phi) for x in self.lines), node)
+                self.phi_fill.append((node, ph, s))
+            for ins in b.ins[:-1]:
+                self.instruction(ins)
+            self.terminator(lab, b.ins[-1])
+        # phis: incoming values are computed at the end of each edge's block
+        by_label = {lab: lines for lab, lines in self.new_blocks}
+        for node, ph, s in self.phi_fill:
+            for v, src in lg.incoming[id(ph)]:
+                self.lines = by_label[self.end_label[src]]
+                self.splats = {}
+                term = self.lines.pop()
+                val = self.uop(v) if s == U else self.vop(ph.t, v)
+                self.lines.append(term)
+                node.incoming.append((val, self.end_label[src]))
+        fn = self.fn
+        idx = len(fn.blocks)
+        for lab, lines in self.new_blocks:
+            fn.blocks.insert(idx, (lab, lines))
+            idx += 1
+            fn._by_label[lab] = lines
+        # the vector latch: the next group (or the scheduler)
+        lat = [f"  %vnext = add i64 %lane, {G}",
+               f"  %vmore = icmp ult i64 %vnext, {lg.p.lanes}",
+               f"  br i1 %vmore, label %lane.head, label %{lg.p.latch_false}"]
+        fn.blocks.append(("g.latch", lat))
+        fn._by_label["g.latch"] = lat
+        lane_phi = next(x for x in fn._by_label["lane.head"] if isinstance(x, Phi))
+        lane_phi.incoming.append(("%vnext", "g.latch"))
+        for lab in self.div_blocks:
+            lane_phi.incoming.append(("%lane", lab))
+
+    def instruction(self, ins: Ins):
+        k = ins.kind
+        if k == "store":
+            self.store(ins)
+            return
+        if k == "atomic" and ins.op == "fence":
+            self.emit(ins.text)
+            return
+        if ins.res is None and k == "call":
+            self.call(ins)
+            return
+        if ins.res is None:
+            raise Unsupported(f"{ins.text}")
+        s = self.sh.get(ins.res, U)
+        if s == U:
+            self.uniform(ins)
+            return
+        if s == L or k in ("atomic", "generic"):
+            self.per_lane(ins)
+            return
+        getattr(self, "v_" + k)(ins)
+
+    def uniform(self, ins: Ins):
+        """The instruction as it is, on the uniform copies of its operands."""
+        if ins.kind == "load" and ins.args[0][1] in self.twins:
+            tw, vec = self.twins[ins.args[0][1]]
+            self.define(ins.res, f"load {ins.rtype}, ptr {tw}")
+            return
+        body = ins.text.split("=", 1)[1]
+        body = _NAME.sub(lambda m: self.uop(m.group(0)), body)
+        self.lines.append(f"  {self.vname(ins.res)} ={body}")
+
+    def per_lane(self, ins: Ins, keep_list=False):
+        """G copies of the instruction, one per invocation in order; a scalar result becomes a
+        vector, any other stays one value per invocation (L)."""
+        body = ins.text.split("=", 1)[1] if ins.res is not None else ins.text
+        types = self._operand_types(ins)
+        outs = []
+        for i in range(self.G):
+            b = _NAME.sub(lambda m: self.lane_op(types.get(m.group(0), "i64"), m.group(0), i)
+                          if self.is_local(m.group(0)) else m.group(0), body)
+            if ins.res is None:
+                self.lines.append("  " + b.strip())
+            else:
+                n = f"{self.vname(ins.res)}.{i}"
+                self.lines.append(f"  {n} ={b}")
+                outs.append(n)
+        if ins.res is not None and self.sh.get(ins.res, U) != L:
+            vt = _vt(self.G, ins.rtype)
+            acc = "poison"
+            for i, n in enumerate(outs[:-1]):
+                acc = self.op(f"insertelement {vt} {acc}, {ins.rtype} {n}, i64 {i}")
+            self.define(ins.res, f"insertelement {vt} {acc}, {ins.rtype} {outs[-1]}, i64 {self.G - 1}")
+
+    def _operand_types(self, ins: Ins) -> dict:
+        types = {}
+        for t, v in ins.args:
+            if _is_name(v):
+                types[v] = t
+        for n in ins.names():
+            if n not in types and n in self.lg.defined:
+                types[n] = self.lg.type_of(n)
+            elif n not in types and n == "%lane":
+                types[n] = "i64"
+            elif n not in types and n in self.mem_twins:
+                types[n] = "ptr"
+        return types
+
+    # -- vector forms ---------------------------------------------------------------------------------
+    def v_bin(self, ins: Ins):
+        t = ins.rtype
+        flags = ins.text.split("=", 1)[1].split()[1:]
+        fl = ""
+        for f in flags:
+            if f in _FLAGS:
+                fl += f + " "
+            else:
+                break
+        a, b = (self.vop(t, v) for _, v in ins.args)
+        self.define(ins.res, f"{ins.op} {fl}{_vt(self.G, t)} {a}, {b}")
+
+    def v_un(self, ins: Ins):
+        t = ins.rtype
+        self.define(ins.res, f"fneg {_vt(self.G, t)} {self.vop(t, ins.args[0][1])}")
+
+    def v_cmp(self, ins: Ins):
+        t = ins.args[0][0]
+        a, b = (self.vop(t, v) for _, v in ins.args)
+        self.define(ins.res, f"{ins.op} {ins.extra['pred']} {_vt(self.G, t)} {a}, {b}")
+
+    def v_select(self, ins: Ins):
+        (ct, c), (t, a), (_, b) = ins.args
+        cc = f"i1 {self.uop(c)}" if self.shape(c) == U else f"{_vt(self.G, 'i1')} {self.vop('i1', c)}"
+        vt = _vt(self.G, t)
+        self.define(ins.res, f"select {cc}, {vt} {self.vop(t, a)}, {vt} {self.vop(t, b)}")
+
+    def v_cast(self, ins: Ins):
+        (t, a), = ins.args
+        if not is_scalar(t):
+            self.per_lane(ins)
+            return
+        self.define(ins.res, f"{ins.op} {_vt(self.G, t)} {self.vop(t, a)} to {_vt(self.G, ins.rtype)}")
+
+    def v_gep(self, ins: Ins):
+        (pt, base), *idx = ins.args
+        parts = []
+        if self.shape(base) == U:
+            parts.append(f"ptr {self.uop(base)}")
+        else:
+            parts.append(f"{_vt(self.G, 'ptr')} {self.vop('ptr', base)}")
+        for t, v in idx:
+            if self.shape(v) == U:
+                parts.append(f"{t} {self.uop(v)}")
+            else:
+                parts.append(f"{_vt(self.G, t)} {self.vop(t, v)}")
+        self.define(ins.res, f"getelementptr{ins.extra['inbounds']} {ins.extra['et']}, " + ", ".join(parts))
+
+    def v_load(self, ins: Ins):
+        (pt, p), = ins.args
+        t = ins.rtype
+        G = self.G
+        if p in self.twins:
+            tw, vec = self.twins[p]
+            self.define(ins.res, f"load {_vt(G, t) if vec else t}, ptr {tw}")
+            return
+        s = self.shape(p)
+        align = ins.extra["align"] or str(SIZES.get(t, 1))
+        vt = _vt(G, t)
+        if _affine(s) and s[1] == SIZES.get(t):
+            p0 = self.lane0("ptr", p)
+            self.define(ins.res, f"load {vt}, ptr {p0}, align {align}")
+            return
+        ptrs = self.vop("ptr", p)
+        gather = self._gather_decl(t)
+        if _affine(s):
+            self.define(ins.res, f"call {vt} {gather}({_vt(G, 'ptr')} {ptrs}, i32 {align}, "
+                                 f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
+            return
+        # contiguous at run time: one vector load; else a gather
+        contig = self._contiguous(ptrs, SIZES[t])
+        yes, no, join = self.fn.label("g.ld"), self.fn.label("g.gather"), self.fn.label("g.ldj")
+        self.emit(f"br i1 {contig}, label %{yes}, label %{no}")
+        self.block(yes)
+        p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
+        v1 = self.op(f"load {vt}, ptr {p0}, align {align}")
+        self.emit(f"br label %{join}")
+        self.block(no)
+        v2 = self.op(f"call {vt} {gather}({_vt(G, 'ptr')} {ptrs}, i32 {align}, "
+                     f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
+        self.emit(f"br label %{join}")
+        self.block(join)
+        self.define(ins.res, f"phi {vt} [ {v1}, %{yes} ], [ {v2}, %{no} ]")
+
+    def _contiguous(self, ptrs: str, size: int) -> str:
+        G = self.G
+        vi = _vt(G, "i64")
+        pi = self.op(f"ptrtoint {_vt(G, 'ptr')} {ptrs} to {vi}")
+        p0 = self.op(f"extractelement {vi} {pi}, i64 0")
+        s0 = self.op(f"insertelement {vi} poison, i64 {p0}, i64 0")
+        sp = self.op(f"shufflevector {vi} {s0}, {vi} poison, {_vt(G, 'i32')} zeroinitializer")
+        steps = "<" + ", ".join(f"i64 {i * size}" for i in range(G)) + ">"
+        want = self.op(f"add {vi} {sp}, {steps}")
+        eq = self.op(f"icmp eq {vi} {pi}, {want}")
+        m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
+        return self.op(f"icmp eq i{G} {m}, -1")
+
+    def _gather_decl(self, t: str) -> str:
+        G = self.G
+        name = f"@llvm.masked.gather.v{G}{_mangle(t)}.v{G}p0"
+        self.lg.p.declare(name, f"declare {_vt(G, t)} {name}({_vt(G, 'ptr')}, i32, {_vt(G, 'i1')}, {_vt(G, t)})")
+        return name
+
+    def _scatter_decl(self, t: str) -> str:
+        G = self.G
+        name = f"@llvm.masked.scatter.v{G}{_mangle(t)}.v{G}p0"
+        self.lg.p.declare(name, f"declare void {name}({_vt(G, t)}, {_vt(G, 'ptr')}, i32, {_vt(G, 'i1')})")
+        return name
+
+    def store(self, ins: Ins):
+        (t, v), (pt, p) = ins.args
+        G = self.G
+        if p in self.twins:
+            tw, vec = self.twins[p]
+            if vec:
+                self.emit(f"store {_vt(G, t)} {self.vop(t, v)}, ptr {tw}")
+            else:
+                self.emit(f"store {t} {self.uop(v)}, ptr {tw}")
+            return
+        s, sv = self.shape(p), self.shape(v)
+        vol = "volatile " if ins.extra["volatile"] else ""
+        align = ins.extra["align"] or str(SIZES.get(t, 1))
+        if s == U:
+            # every invocation stores to one address: the last one's value is what stays
+            val = self.uop(v) if sv == U else self.lane_op(t, v, G - 1)
+            self.emit(f"store {vol}{t} {val}, ptr {self.uop(p)}, align {align}")
+            return
+        if not is_scalar(t) or vol:
+            self.per_lane(ins)
+            return
+        vt = _vt(G, t)
+        vals = self.vop(t, v)
+        if _affine(s) and s[1] == SIZES.get(t):
+            p0 = self.lane0("ptr", p)
+            self.emit(f"store {vt} {vals}, ptr {p0}, align {align}")
+            return
+        ptrs = self.vop("ptr", p)
+        scatter = self._scatter_decl(t)
+        call = (f"call void {scatter}({vt} {vals}, {_vt(G, 'ptr')} {ptrs}, i32 {align}, "
+                f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')})")
+        if _affine(s):
+            self.emit(call)
+            return
+        contig = self._contiguous(ptrs, SIZES[t])
+        yes, no, join = self.fn.label("g.st"), self.fn.label("g.scatter"), self.fn.label("g.stj")
+        self.emit(f"br i1 {contig}, label %{yes}, label %{no}")
+        self.block(yes)
+        p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
+        self.emit(f"store {vt} {vals}, ptr {p0}, align {align}")
+        self.emit(f"br label %{join}")
+        self.block(no)
+        self.emit(call)
+        self.emit(f"br label %{join}")
+        self.block(join)
+
+    def v_call(self, ins: Ins):
+        callee = ins.extra["callee"]
+        base, types = _intrinsic(callee)
+        if base in _VECTOR_INTRINSICS and is_scalar(ins.rtype) and all(is_scalar(t) for t, _ in ins.args):
+            G = self.G
+            imm = _IMMARG.get(base, set())
+            args, arg_types = [], []
+            for k, (t, v) in enumerate(ins.args):
+                if k in imm:
+                    if self.shape(v) != U:
+                        raise Unsupported(f"a varying immediate of {callee}")
+                    args.append(f"{t} {self.uop(v)}")
+                    arg_types.append(t)
+                else:
+                    args.append(f"{_vt(G, t)} {self.vop(t, v)}")
+                    arg_types.append(_vt(G, t))
+            vname = "llvm." + base + "".join(f".v{G}{x}" for x in types)
+            decl_args = ", ".join(arg_types)
+            self.lg.p.declare(f"@{vname}", f"declare {_vt(G, ins.rtype)} @{vname}({decl_args})")
+            self.define(ins.res, f"call {_vt(G, ins.rtype)} @{vname}({', '.join(args)})")
+            return
+        self.per_lane(ins)
+
+    def call(self, ins: Ins):
+        """A call without a result: once if pure and uniform, else per invocation."""
+        if _pure(ins.extra["callee"]) and all(self.shape(n) == U for n in ins.names()):
+            self.emit(_NAME.sub(lambda m: self.uop(m.group(0)), ins.text))
+            return
+        self.per_lane(ins)
+
+    # -- control flow ---------------------------------------------------------------------------------
+    def _target(self, lab: str) -> str:
+        if lab == "lane.latch":
+            return "g.latch"
+        if lab in ("fail", "failed"):
+            return lab
+        return f"g.{lab}"
+
+    def terminator(self, lab: str, t: Ins):
+        lg, G = self.lg, self.G
+        if t.kind == "br":
+            self.emit(f"br label %{self._target(t.labels()[0])}")
+        elif t.kind == "end":
+            if t.op == "ret":
+                raise Unsupported("a return from the lane region")
+            self.emit(t.text)
+        elif t.kind == "cbr":
+            c = t.args[0][1]
+            tl, fl = t.labels()
+            if lab not in lg.exits:
+                # uniform (or the cancel check, uniform by nature)
+                if "fail" in (tl, fl):
+                    self._cancel_phis(lab)
+                self.emit(f"br i1 {self.uop(c)}, label %{self._target(tl)}, label %{self._target(fl)}")
+            elif "fail" in (tl, fl):
+                # the group goes on only when no invocation fails here
+                ok = fl if tl == "fail" else tl
+                cv = self._mask(c, tl == "fail")
+                none = self.op(f"icmp eq i{G} {cv}, 0")
+                div = self._divergence(lab)
+                self.lines.append(f"  br i1 {none}, label %{self._target(ok)}, label %{div}")
+            elif self.shape(c) == U:
+                self.emit(f"br i1 {self.uop(c)}, label %{self._target(tl)}, label %{self._target(fl)}")
+            else:
+                m = self._mask(c, True)
+                allt = self.op(f"icmp eq i{G} {m}, -1")
+                nonet = self.op(f"icmp eq i{G} {m}, 0")
+                rest = self.fn.label("g.mixed")
+                self.emit(f"br i1 {allt}, label %{self._target(tl)}, label %{rest}")
+                here_lines = self.lines
+                self.block(rest)
+                div = self._divergence(lab)
+                self.emit(f"br i1 {nonet}, label %{self._target(fl)}, label %{div}")
+                del here_lines
+        elif t.kind == "switch":
+            sel_t, sel = t.args[0]
+            body = t.text[len("switch "):]
+            rest = body.split(",", 1)[1]
+            rest = re.sub(r"label %([-a-zA-Z$._0-9]+)", lambda m: f"label %{self._target(m.group(1))}", rest)
+            if self.shape(sel) == U:
+                self.emit(f"switch {sel_t} {self.uop(sel)},{rest}")
+            else:
+                vt = _vt(G, sel_t)
+                v = self.vop(sel_t, sel)
+                s0 = self.lane0(sel_t, sel)
+                sp = self._splat(sel_t, s0)
+                eq = self.op(f"icmp eq {vt} {v}, {sp}")
+                m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
+                same = self.op(f"icmp eq i{G} {m}, -1")
+                go = self.fn.label("g.sw")
+                div = self._divergence(lab)
+                self.emit(f"br i1 {same}, label %{go}, label %{div}")
+                self.block(go)
+                self.emit(f"switch {sel_t} {s0},{rest}")
+        else:
+            raise Unsupported(f"terminator {t.text}")
+        self.end_label[lab] = self.cur
+
+    def _splat(self, t, x):
+        vt = _vt(self.G, t)
+        a = self.op(f"insertelement {vt} poison, {t} {x}, i64 0")
+        return self.op(f"shufflevector {vt} {a}, {vt} poison, {_vt(self.G, 'i32')} zeroinitializer")
+
+    def _mask(self, c: str, true_bits: bool) -> str:
+        """The group's bits of an i1 operand (bit i: invocation i's value)."""
+        G = self.G
+        if self.shape(c) == U:
+            u = self.uop(c)
+            return self.op(f"select i1 {u}, i{G} -1, i{G} 0")
+        m = self.op(f"bitcast {_vt(G, 'i1')} {self.vop('i1', c)} to i{G}")
+        return m if true_bits else self.op(f"xor i{G} {m}, -1")
+
+    def _cancel_phis(self, lab: str):
+        """The failure block's phis get this vector block's edge: the scalar block's values
+        (uniform, or lane 0's: the group's first invocation)."""
+        here = self.cur
+        for ph, inc in zip(self.lg.blocks["fail"].phis, self.lg.fail_incoming):
+            for v, src in inc:
+                if src == lab:
+                    if self.shape(v) == U:
+                        val = self.uop(v)
+                    else:
+                        val = self.lane0("i64", v)
+                    ph.incoming.append((val, here))
+
+    def _divergence(self, lab: str) -> str:
+        """The block that leaves the vector copy at `lab`'s terminator: what is live there goes to
+        the dslots, the group's invocations are marked, and the lane loop runs them from there."""
+        lg, G = self.lg, self.G
+        name = self.fn.label(f"g.div.{lab}")
+        saved_lines, saved_cur, saved_splats = self.lines, self.cur, self.splats
+        self.block(name)
+        for x in lg.exits[lab]:
+            row, st = lg._slot(x)
+            if x in self.mem_twins:
+                lg._declare_memcpy()
+                self.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {row}, ptr {self.mem_twins[x]}, "
+                          f"i64 {G * lg.mem_allocas[x]}, i1 false)")
+                continue
+            if x in self.twins:
+                tw, vec = self.twins[x]
+                t = lg.alloca_t[x]
+                val = self.op(f"load {_vt(G, t) if vec else t}, ptr {tw}")
+                if vec:
+                    self._store_slot(row, st, t, val, vector=True)
+                else:
+                    self._store_slot(row, st, t, self._splat(t, val), vector=True)
+                continue
+            t = lg.type_of(x)
+            s = self.shape(x)
+            if s == L:
+                for i in range(G):
+                    p = self.op(f"getelementptr {st}, ptr {row}, i64 {i}")
+                    self.emit(f"store {st} {self.vname(x)}.{i}, ptr {p}")
+                continue
+            self._store_slot(row, st, t, self.vop(t, x), vector=True)
+        dp = self.op(f"getelementptr i32, ptr {lg.dstate}, i64 %lane")
+        self.emit(f"store {_vt(G, 'i32')} {_const_vec(G, 'i32', str(lg.exit_ids[lab]))}, ptr {dp}, align 4")
+        self.emit("br label %lane.head")
+        self.div_blocks.append(name)
+        self.lines, self.cur, self.splats = saved_lines, saved_cur, saved_splats
+        return name
+
+    def _store_slot(self, row, st, t, val, vector):
+        G = self.G
+        if t == "i1":
+            val = self.op(f"zext {_vt(G, 'i1')} {val} to {_vt(G, 'i8')}")
+        self.emit(f"store {_vt(G, st)} {val}, ptr {row}, align 1")
+
+
+def _mangle(t: str) -> str:
+    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16", "ptr": "p0"}.get(t, t)
+
+
+def _intrinsic(callee: str):
+    """(base name, overloaded type suffixes) of an llvm.* intrinsic name, else (None, [])."""
+    if not callee.startswith("llvm."):
+        return None, []
+    parts = callee[len("llvm."):].split(".")
+    types = []
+    while parts and re.match(r"^(i\d+|f16|f32|f64|bf16|p0)$", parts[-1]):
+        types.insert(0, parts.pop())
+    return ".".join(parts), types

@@ -30,9 +30,10 @@ class KernelOptions:
     invariant_lanes: bool = True
     """Run one invocation's code per workgroup when no invocation can differ from another
     (jitcoop.analysis.invariance); False runs every invocation (to compare)."""
-    lane_groups: bool = True
+    lane_groups: bool | int = True
     """Run the lane code of invocations that may differ a group at a time in vector code
-    (jitcoop.codegen.lanevec); False runs them one after another (to compare)."""
+    (jitcoop.codegen.lanevec): True (the host's group: 32-bit values per vector register), a group
+    size (4, 8, 16 or 32), or False (one invocation after another, to compare)."""
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
@@ -56,9 +57,11 @@ class KernelOptions:
         t = o.compile_timeout
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
-        for name in ("profile", "unchecked", "invariant_lanes", "lane_groups"):
+        for name in ("profile", "unchecked", "invariant_lanes"):
             if not isinstance(getattr(o, name), bool):
                 raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
+        if not isinstance(o.lane_groups, bool) and o.lane_groups not in (4, 8, 16, 32):
+            raise BindingError(f"lane_groups={o.lane_groups!r}: give True, False or a group size of 4, 8, 16 or 32")
         return o
 
     def replace(self, **changes) -> "KernelOptions":

@@ -43,7 +43,7 @@ from .collectives import Collectives
 from .control import ControlFlow
 from .memory import Memory
 from .structured import Structured
-from .helpers import DEPENDS, HELPERS
+from .helpers import DEPENDS, HELPERS, INTRINSICS
 from .llvm import Function, lit, ty
 from .meta import KernelMeta, ProfileLayout, Ptr, Site
 
@@ -260,6 +260,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         """The name of a helper function (jitcoop.codegen.helpers), defined in the module once."""
         for dep in DEPENDS.get(name, ()):
             self.helper(dep)
+        for d, text in INTRINSICS.get(name, {}).items():
+            self.declare(d, text)
         self.decls.setdefault(f"@jc.{name}", HELPERS[name])
         return f"@jc.{name}"
 
@@ -544,8 +546,9 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     def _emit_lane_groups(self):
         """The vector copy of the lane code (codegen/lanevec.py), where invocations may differ."""
         from . import lanevec
-        G = lanevec.group_size()
-        if not self.options.lane_groups:
+        lg = self.options.lane_groups
+        G = lanevec.group_size() if lg is True else lg
+        if not lg:
             why = "runs with lane_groups=False"
         elif self.invariant:
             why = "lane-invariant: one invocation's code runs"

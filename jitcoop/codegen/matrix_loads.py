@@ -11,6 +11,10 @@ the call site's constants, in two shapes:
   fragment row k // inv): LLVM unrolls the runs, each one vector load, conversion and store (in
   a KHR GEMM the loads took four times as long through the library, whose inner loop divided by
   a run-time lane count and tested the format per run);
+- transposed: a column-major load into the striped layout: blocks of B x B elements, B memory
+  lines (matrix columns) loaded as vectors, transposed in registers by log2(B) rounds of
+  interleaves, stored as B vectors of fragment slots (a matrix row's run). About one
+  instruction an element, where the table path below moved each element alone (six);
 - table: any other layout (the nvidia profile's, column-major memory): the tile's lines are
   copied from memory into a dense tile in the slots' type (vector code again), then each
   fragment element is taken from the tile at the constant index the layout gives it, unrolled
@@ -49,9 +53,104 @@ def function_for(em, t, inv: int, run: int, psize: int, fmt: int, slot: str, col
     if run > 0:
         make = striped_store_helper if store else striped_helper
         return make(em, t.rows, t.cols, inv, run, psize, fmt, slot)
-    if store or not _tile_fits(t.rows, t.cols, slot):
+    if store:
+        return None
+    if col_major:
+        row_run = K.run_length(np.asarray(t.layout.table), t.rows, t.cols, False)
+        B = transpose_block(slot)
+        if row_run and t.rows % B == 0 and t.cols % B == 0 and row_run % B == 0:
+            return transposed_helper(em, t.rows, t.cols, inv, psize, fmt, slot, B)
+    if not _tile_fits(t.rows, t.cols, slot):
         return None
     return table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, slot, col_major)
+
+
+def transpose_block(slot: str) -> int:
+    """The side of the square blocks a transposing move takes: a vector register of slots."""
+    from ..runtime import jit
+    return max(4, min(16, jit.vector_registers()[0] // (8 * SIZE_OF[slot])))
+
+
+def transpose_rounds(B: int, vec: str, names: list[str], fresh) -> tuple[list[str], list[str]]:
+    """IR that transposes B vectors of B elements (`names`, type `vec`): log2(B) rounds of
+    pairing vector i with vector i + B/2 into their interleaved low and high halves. Returns
+    (lines, the B result names: result j holds element j of every input, in input order)."""
+    lines = []
+    cur = list(names)
+    half = B // 2
+    lo = " ".join(f"i32 {x}," for i in range(half) for x in (i, i + B))[:-1]
+    hi = " ".join(f"i32 {x}," for i in range(half, B) for x in (i, i + B))[:-1]
+    for _ in range(B.bit_length() - 1):
+        nxt = []
+        for i in range(half):
+            a, b = cur[i], cur[i + half]
+            x, y = fresh(), fresh()
+            lines.append(f"  {x} = shufflevector {vec} {a}, {vec} {b}, <{B} x i32> <{lo}>")
+            lines.append(f"  {y} = shufflevector {vec} {a}, {vec} {b}, <{B} x i32> <{hi}>")
+            nxt += [x, y]
+        cur = nxt
+    return lines, cur
+
+
+def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str, B: int) -> str:
+    """The load function of a column-major load into the striped layout (see transpose_rounds):
+    memory line c (matrix column c) at p + c x Stride x psize, element r of it r elements on."""
+    W = em.W
+    name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{W}.p{psize}.f{fmt}.{slot}.b{B}"
+    if name in em.decls:
+        return name
+    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
+    vec = f"<{B} x {slot}>"
+    body = [f"""  br label %cb
+cb:
+  %c0 = phi i64 [ 0, %copy ], [ %c1, %rb.end ]
+  br label %rb
+rb:
+  %r0 = phi i64 [ 0, %cb ], [ %r1, %{"blk"} ]
+  %r0b = mul i64 %r0, {esize}"""]
+    loaded = []
+    last = "rb"
+    for i in range(B):
+        p = f"l{i}"
+        body.append(f"""  %{p}.c = add i64 %c0, {i}
+  %{p}.cs = mul i64 %{p}.c, %s
+  %{p}.cb = mul i64 %{p}.cs, {psize}
+  %{p}.a0 = add i64 %p, %{p}.cb
+  %{p}.a = add i64 %{p}.a0, %r0b
+  %{p}.ptr = inttoptr i64 %{p}.a to ptr""")
+        conv, last = _convert(fmt, B, slot, f"%{p}.ptr", f"%{p}.v", last)
+        body.append(conv)
+        loaded.append(f"%{p}.v")
+    n = [0]
+
+    def fresh():
+        n[0] += 1
+        return f"%tr{n[0]}"
+    tr, out = transpose_rounds(B, vec, loaded, fresh)
+    body += tr
+    for j in range(B):
+        # row r0 + j, columns c0 .. c0 + B - 1: consecutive slots (B divides the run)
+        body.append(f"""  %s{j}.r = add i64 %r0, {j}
+  %s{j}.rc = mul i64 %s{j}.r, {cols}
+  %s{j}.k = add i64 %s{j}.rc, %c0
+  %s{j}.e = udiv i64 %s{j}.k, {inv}
+  %s{j}.l = urem i64 %s{j}.k, {inv}
+  %s{j}.ew = mul i64 %s{j}.e, {W}
+  %s{j}.j0 = add i64 %s{j}.ew, %base
+  %s{j}.j = add i64 %s{j}.j0, %s{j}.l
+  %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j
+  store {vec} {out[j]}, ptr %s{j}.d, align {ssize}""")
+    body.append(f"""  br label %blk
+blk:
+  %r1 = add i64 %r0, {B}
+  %rmore = icmp ult i64 %r1, {rows}
+  br i1 %rmore, label %rb, label %rb.end
+rb.end:
+  %c1 = add i64 %c0, {B}
+  %cmore = icmp ult i64 %c1, {cols}
+  br i1 %cmore, label %cb, label %inst.next""")
+    em.decls[name] = _function(em, name, inv, cols, rows, psize, esize, "", "\n".join(body))
+    return name
 
 
 def _supported(fmt: int, slot: str) -> bool:

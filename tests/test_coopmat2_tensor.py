@@ -913,9 +913,12 @@ ROWS_CASES = [pytest.param(*c, id=c[0], marks=[pytest.mark.slow] if slow else []
 def test_whole_row_tensor_loads_and_stores_keep_every_bit(name, dt, rows, cols):
     """tensor_rows.comp: every 16-bit pattern (random bits for the other widths) through a
     Constant-clamped tensor load and two tensor stores, against numpy's slicing. Float stores
-    write NaNs as their format's quiet NaN (stored_16); float32 and integer bits are kept."""
+    write NaNs as their format's quiet NaN (stored_16); float32 and integer bits are kept. Tiles
+    wholly inside move a row at a time in generated code (matrix_loads.tensor_mover, where the
+    rows have runs), the others element by element, in the same dispatches."""
     from test_coopmat_views import stored_16
     k = jitcoop.Device("generic").load(SHADERS / "coopmat2" / f"tensor_rows_{name}.spv").kernel()
+    assert ("@jc.tmove.rows." in k.source) == (name != "f16_16x48")
     roff, coff, clamp = 3, 5, 0x3C17
     ntr, tcols = -(-272 // rows), -(-256 // cols)
     ntr += (ntr * tcols) % 2                            # 2 subgroups per workgroup
@@ -952,10 +955,12 @@ def test_whole_row_tensor_loads_and_stores_keep_every_bit(name, dt, rows, cols):
 def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
     """tensor_rows.comp with -DTRANSPOSED: each tile is the transpose of a block of x read through
     the view (2, false, 1, 0), Constant-clamped past the edge (clamp value 0x3C17); tiles wholly
-    inside go straight into the striped fragments (kernels/tensor.py _gather_striped), the others
-    element by element. Against numpy's slicing, bit for bit (float16 NaNs as stored_16 says)."""
+    inside move a column at a time through register transposes in generated code
+    (matrix_loads.tensor_mover), the others element by element. Against numpy's slicing, bit for
+    bit (float16 NaNs as stored_16 says)."""
     from test_coopmat_views import stored_16
     k = jitcoop.Device("generic").load(SHADERS / "coopmat2" / f"tensor_rows_t_{name}.spv").kernel()
+    assert "@jc.tmove.columns." in k.source
     roff, coff, clamp = 3, 5, 0x3C17
     ntr, tcols = -(-144 // rows), -(-128 // cols)
     ntr += (ntr * tcols) % 2                            # 2 subgroups per workgroup

@@ -95,10 +95,16 @@ def transpose_rounds(B: int, vec: str, names: list[str], fresh) -> tuple[list[st
 def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str, B: int) -> str:
     """The load function of a column-major load into the striped layout (see transpose_rounds):
     memory line c (matrix column c) at p + c x Stride x psize, element r of it r elements on."""
-    W = em.W
-    name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{W}.p{psize}.f{fmt}.{slot}.b{B}"
-    if name in em.decls:
-        return name
+    name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{em.W}.p{psize}.f{fmt}.{slot}.b{B}"
+    if name not in em.decls:
+        em.decls[name] = _function(em, name, inv, cols, rows, psize, SIZE_OF[_mem_type(fmt)], "",
+                                   _columns_in(em.W, rows, cols, inv, fmt, slot, B, stride_lines(psize)))
+    return name
+
+
+def _columns_in(W, rows, cols, inv, fmt, slot, B, line) -> str:
+    """The body that loads columns (memory lines at `line`) into the striped layout's fragments,
+    B x B blocks through a register transpose."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     vec = f"<{B} x {slot}>"
     body = [f"""  br label %cb
@@ -113,9 +119,7 @@ rb:
     for i in range(B):
         p = f"l{i}"
         body.append(f"""  %{p}.c = add i64 %c0, {i}
-  %{p}.cs = mul i64 %{p}.c, %s
-  %{p}.cb = mul i64 %{p}.cs, {psize}
-  %{p}.a0 = add i64 %p, %{p}.cb
+{line(f"%{p}.c", f"%{p}.a0")}
   %{p}.a = add i64 %{p}.a0, %r0b
   %{p}.ptr = inttoptr i64 %{p}.a to ptr""")
         conv, last = _convert(fmt, B, slot, f"%{p}.ptr", f"%{p}.v", last)
@@ -149,12 +153,11 @@ rb.end:
   %c1 = add i64 %c0, {B}
   %cmore = icmp ult i64 %c1, {cols}
   br i1 %cmore, label %cb, label %inst.next""")
-    em.decls[name] = _function(em, name, inv, cols, rows, psize, esize, "", "\n".join(body))
-    return name
+    return "\n".join(body)
 
 
 def _supported(fmt: int, slot: str) -> bool:
-    if fmt == K.F16:
+    if fmt in (K.F16, K.BF16):
         return slot == "float"
     return fmt in _BITS and _BITS[fmt][1] == slot
 
@@ -171,7 +174,7 @@ def _tile_fits(rows: int, cols: int, slot: str) -> bool:
 
 
 def _mem_type(fmt: int) -> str:
-    return "half" if fmt == K.F16 else _BITS[fmt][0]
+    return "half" if fmt == K.F16 else "i16" if fmt == K.BF16 else _BITS[fmt][0]
 
 
 def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tuple[str, str]:
@@ -181,6 +184,13 @@ def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tupl
     that holds a NaN has its NaN lanes rebuilt from their bits (sign, all-ones exponent,
     payload << 13), in a block of its own that ordinary data never enters."""
     vs = f"<{n} x {slot}>"
+    if fmt == K.BF16:
+        # the top half of a float32: every bit kept, NaN payloads included
+        p = out[1:] + "."
+        return (f"""  %{p}h = load <{n} x i16>, ptr {src}, align 1
+  %{p}w = zext <{n} x i16> %{p}h to <{n} x i32>
+  %{p}b = shl <{n} x i32> %{p}w, {_splat(n, "i32", 16)}
+  {out} = bitcast <{n} x i32> %{p}b to {vs}""", here)
     if fmt != K.F16:
         return f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1", here
     iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
@@ -209,17 +219,34 @@ def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tupl
     return text, f"{p}put"
 
 
-def _striped_runs(W, rows, cols, inv, step, psize, esize, move: str, last: str) -> str:
+def stride_lines(psize: int):
+    """Line i of a KHR load or store starts i x Stride elements of psize bytes after %p."""
+    def line(i: str, out: str) -> str:
+        return f"""  {out}.s = mul i64 {i}, %s
+  {out}.b = mul i64 {out}.s, {psize}
+  {out} = add i64 %p, {out}.b"""
+    return line
+
+
+def table_lines(esize: int):
+    """Line i of a tensor load or store starts at element %lines[i] after %p (the plan's table)."""
+    def line(i: str, out: str) -> str:
+        return f"""  {out}.q = getelementptr i64, ptr %lines, i64 {i}
+  {out}.e = load i64, ptr {out}.q
+  {out}.b = mul i64 {out}.e, {esize}
+  {out} = add i64 %p, {out}.b"""
+    return line
+
+
+def _striped_runs(W, rows, cols, inv, step, line, esize, move: str, last: str) -> str:
     """The loops over one instance's rows and their runs in the striped layout, `step` elements at
     a time (a divisor of the run: the elements stay in one fragment row), around `move`,
     which finds the run's memory at %mem (a ptr) and the index of its first fragment slot at %j,
-    and ends in block `last`."""
+    and ends in block `last`; `line` gives the address of a row (stride_lines, table_lines)."""
     return f"""  br label %row
 row:
   %r = phi i64 [ 0, %copy ], [ %r1, %row.next ]
-  %rs = mul i64 %r, %s
-  %rb = mul i64 %rs, {psize}
-  %rowp = add i64 %p, %rb
+{line("%r", "%rowp")}
   br label %run
 run:
   %c0 = phi i64 [ 0, %row ], [ %c1, %{last} ]
@@ -243,33 +270,21 @@ row.next:
   br i1 %rmore, label %row, label %inst.next"""
 
 
-def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
-    """The load function of a row-major load into the striped layout (run: codes.run_length)."""
-    W = em.W
-    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
-    if name in em.decls:
-        return name
+def _rows_in(W, rows, cols, inv, run, fmt, slot, line) -> str:
+    """The body that loads rows (at `line`) into the striped layout's fragments, a run at a time."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")
     move = f"""{conv}
   %dst = getelementptr {slot}, ptr %frag, i64 %j
   store <{step} x {slot}> %v, ptr %dst, align {ssize}"""
-    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
-                               _striped_runs(W, rows, cols, inv, step, psize, esize, move, last))
-    return name
+    return _striped_runs(W, rows, cols, inv, step, line, esize, move, last)
 
 
-def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int,
-                         slot: str) -> str:
-    """The store function of a row-major store from the striped layout (OpCooperativeMatrixStoreKHR):
-    the inverse of striped_helper, rows in order and runs in order within a row, as the library
-    writes them. float32 -> float16 rounds to nearest even (fptrunc); a NaN becomes the quiet
-    0x7E00 with its sign, as the library's conversion writes it."""
-    W = em.W
-    name = f"@jc.cmstore.s{rows}x{cols}.i{inv}.w{W}.r{run}.p{psize}.f{fmt}.{slot}"
-    if name in em.decls:
-        return name
+def _rows_out(W, rows, cols, inv, run, fmt, slot, line) -> str:
+    """The body that stores the striped layout's fragments to rows (at `line`): rows in order and
+    runs in order within a row, as the library writes them. float32 -> float16 rounds to nearest
+    even (fptrunc); a NaN becomes the quiet 0x7E00 with its sign, as the library writes it."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     vs = f"<{step} x {slot}>"
@@ -285,10 +300,46 @@ def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: in
   %qn = or {iv} %sign, {_splat(step, "i16", 0x7E00)}
   %out = select <{step} x i1> %isnan, {iv} %qn, {iv} %hb
   store {iv} %out, ptr %mem, align 1"""
+    elif fmt == K.BF16:
+        # round to nearest even; a NaN keeps its sign and top payload bits, quieted (as
+        # helpers.f32_to_bf16 and the library write it)
+        iv, i32 = f"<{step} x i16>", f"<{step} x i32>"
+        move += f"""
+  %bf.b = bitcast {vs} %v to {i32}
+  %bf.a = and {i32} %bf.b, {_splat(step, "i32", 0x7FFFFFFF)}
+  %bf.isnan = icmp ugt {i32} %bf.a, {_splat(step, "i32", 0x7F800000)}
+  %bf.q = lshr {i32} %bf.b, {_splat(step, "i32", 16)}
+  %bf.qn = or {i32} %bf.q, {_splat(step, "i32", 64)}
+  %bf.odd = and {i32} %bf.q, {_splat(step, "i32", 1)}
+  %bf.r0 = add {i32} %bf.b, {_splat(step, "i32", 0x7FFF)}
+  %bf.r1 = add {i32} %bf.r0, %bf.odd
+  %bf.r2 = lshr {i32} %bf.r1, {_splat(step, "i32", 16)}
+  %bf.r = select <{step} x i1> %bf.isnan, {i32} %bf.qn, {i32} %bf.r2
+  %bf.out = trunc {i32} %bf.r to {iv}
+  store {iv} %bf.out, ptr %mem, align 1"""
     else:
         move += f"\n  store {vs} %v, ptr %mem, align 1"
-    em.decls[name] = _function(em, name, inv, rows, cols, psize, esize, "",
-                               _striped_runs(W, rows, cols, inv, step, psize, esize, move, "run"), store=True)
+    return _striped_runs(W, rows, cols, inv, step, line, esize, move, "run")
+
+
+def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
+    """The load function of a row-major load into the striped layout (run: codes.run_length)."""
+    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{em.W}.r{run}.p{psize}.f{fmt}.{slot}"
+    if name not in em.decls:
+        em.decls[name] = _function(em, name, inv, rows, cols, psize, SIZE_OF[_mem_type(fmt)], "",
+                                   _rows_in(em.W, rows, cols, inv, run, fmt, slot, stride_lines(psize)))
+    return name
+
+
+def striped_store_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int,
+                         slot: str) -> str:
+    """The store function of a row-major store from the striped layout (OpCooperativeMatrixStoreKHR):
+    the inverse of striped_helper."""
+    name = f"@jc.cmstore.s{rows}x{cols}.i{inv}.w{em.W}.r{run}.p{psize}.f{fmt}.{slot}"
+    if name not in em.decls:
+        em.decls[name] = _function(em, name, inv, rows, cols, psize, SIZE_OF[_mem_type(fmt)], "",
+                                   _rows_out(em.W, rows, cols, inv, run, fmt, slot, stride_lines(psize)),
+                                   store=True)
     return name
 
 
@@ -373,6 +424,51 @@ g:
     em.decls[name] = table_global + _function(em, name, inv, lines, width, psize, esize, alloca,
                                               copy + "\n" + gather)
     return name
+
+
+def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: str) -> str | None:
+    """The function that moves one instance of a tensor load or store whose plan is clean, its
+    lines in bounds (kernels.tensor.plan_lines checked): `rows` loads (or, store=...) rows whose
+    first elements the plan's table gives, `columns` loads columns (a transposing view).
+
+        void @name(ptr %frag, i64 %base, i64 %p, ptr %lines)
+
+    None where the slots do not hold the format, or the block transpose does not fit."""
+    if not _supported(fmt, slot):
+        return None
+    W = em.W
+    esize = SIZE_OF[_mem_type(fmt)]
+    run = _run(rows, cols, inv)
+    if not run:
+        return None
+    line = table_lines(esize)
+    if kind == "columns":
+        B = transpose_block(slot)
+        if rows % B or cols % B or run % B:
+            return None
+        body = _columns_in(W, rows, cols, inv, fmt, slot, B, line)
+    elif kind == "rows":
+        body = _rows_in(W, rows, cols, inv, run, fmt, slot, line)
+    else:
+        body = _rows_out(W, rows, cols, inv, run, fmt, slot, line)
+    name = f"@jc.tmove.{kind}.{rows}x{cols}.i{inv}.w{W}.f{fmt}.{slot}"
+    if name not in em.decls:
+        em.decls[name] = f"""define internal void {name}(ptr %frag, i64 %base, i64 %p, ptr %lines) noinline {{
+copy:
+{body}
+inst.next:
+  ret void
+}}"""
+    return name
+
+
+def _run(rows: int, cols: int, inv: int) -> int:
+    """codes.run_length of the striped layout of rows x cols on inv invocations."""
+    if inv % cols == 0:
+        return cols
+    if cols % inv == 0:
+        return inv
+    return 0
 
 
 def _function(em, name, inv, lines, width, psize, esize, alloca, body, store=False) -> str:

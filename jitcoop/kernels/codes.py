@@ -126,6 +126,8 @@ VOTE_ALL, VOTE_ANY, VOTE_EQUAL = 0, 1, 2
 
 # Clamp modes
 UNDEFINED, CONSTANT, CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED = range(5)
+# tensor.plan_lines's answers: how generated code moves an instance (codegen/matrix_loads.py)
+LINES_NONE, LINES_ROWS, LINES_COLUMNS = 0, 1, 2
 # What `address` found for an element. OK: an index; SKIP: outside the view's clip region (a load
 # keeps the Object's element, a store writes nothing); CLAMPED: rejected by Constant clamping (a
 # load gets the clamp value, a store writes nothing); the rest are errors of the shader, with

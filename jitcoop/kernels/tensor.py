@@ -19,7 +19,7 @@ from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, 
 from .codes import (F32, F64, F16, BF16, E4M3, E5M2, UNDEFINED, CONSTANT,
     CLAMP_TO_EDGE, REPEAT, OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE,
     OUT_OF_BOUNDS, MISALIGNED, BLOCK, DIM, STRIDE, OFFSET, SPAN, P_SKIP, P_ST, P_PART, P_BC, P_CIB,
-    UNPLANNED)
+    UNPLANNED, LINES_NONE, LINES_ROWS, LINES_COLUMNS)
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -314,20 +314,61 @@ def _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, s
 
 
 @njit(**_opts)
+def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store, esize, lo, hi, ranges,
+               columns, lines, rt, ct):
+    """For one instance of a tensor load or store (its first lane `base`): whether generated code
+    can move it a line at a time. LINES_ROWS: the plan is clean, each row cols consecutive
+    elements, every row in bounds; lines[r] = the element index of row r's first element.
+    LINES_COLUMNS (when `columns`, loads only): the plan is clean, each column rows consecutive
+    elements (a transposing view), every column in bounds; lines[c] = that of column c's.
+    LINES_NONE: anything else (misaligned, clipped, clamped, out of bounds, other strides): the
+    element path checks, reports and moves it."""
+    if not _aligned(p, lo, hi):
+        return LINES_NONE
+    lv = lay[:, base]
+    vv = view[:, base]
+    rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, store, rt, ct)
+    if not plan_clean(rdim, rows, cols, rt, ct):
+        return LINES_NONE
+    if rows_contiguous(rdim, rows, cols, rt, ct):
+        for r in range(rows):
+            if not _span_ok(_row_at(p, r, esize, rt, ct), cols * esize, lo, hi, ranges):
+                return LINES_NONE
+            lines[r] = (rt[r, P_PART] + ct[0, P_PART]) & 0xFFFFFFFF
+        return LINES_ROWS
+    if not columns:
+        return LINES_NONE
+    r0 = rt[0, P_PART]
+    for r in range(rows):
+        if rt[r, P_PART] != r0 + r:
+            return LINES_NONE
+    for c in range(cols):
+        start = r0 + ct[c, P_PART]
+        if start < 0 or (start & 0xFFFFFFFF) + rows > 0x100000000:
+            return LINES_NONE
+        start &= 0xFFFFFFFF
+        if not _span_ok(p + start * esize, rows * esize, lo, hi, ranges):
+            return LINES_NONE
+        lines[c] = start
+    return LINES_COLUMNS
+
+
+@njit(**_opts)
 def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
-         fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat, run):
+         fmt, esize, lo, hi, ranges, info, dense_f, dense_i, stat, run, done):
     """OpCooperativeMatrixLoadTensorNV without a decode function. Returns -1, or the first lane
     of the instance that failed (info[2] = the status, info[3] = the element row * cols + col,
     info[0] and info[1] what `address` says, or the byte offset of an out-of-bounds read).
     `run` > 0 (the striped layout, coopmat.run_length): an instance whose rows are contiguous and
-    in bounds is copied a row at a time straight into the fragments."""
+    in bounds is copied a row at a time straight into the fragments. Instances with done[q] set
+    were moved by generated code (plan_lines)."""
     W = state.shape[0]
     bc = np.zeros(10, np.int64)
     cib = np.zeros(10, np.int64)
     rt = np.empty((rows, 5), np.int64)
     ct = np.empty((cols, 5), np.int64)
     for base in range(0, W, inv):
-        if state[base] != wait:
+        if state[base] != wait or done[base // inv]:
             continue
         p = addr[base]
         lv = lay[:, base]
@@ -500,9 +541,10 @@ def _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges, 
 
 @njit(**_opts)
 def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, has_dims, mode,
-          fmt, esize, lo, hi, ranges, info, dense_f, dense_i, run):
+          fmt, esize, lo, hi, ranges, info, dense_f, dense_i, run, done):
     """OpCooperativeMatrixStoreTensorNV: elements outside the clip region or the tensor (any
-    clamp mode but Undefined) are not written. Failures as for `load`; `run` as for `load`."""
+    clamp mode but Undefined) are not written. Failures as for `load`; `run` and `done` as for
+    `load`."""
     W = state.shape[0]
     L = tab.shape[1]
     bc = np.zeros(10, np.int64)
@@ -510,7 +552,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
     rt = np.empty((rows, 5), np.int64)
     ct = np.empty((cols, 5), np.int64)
     for base in range(0, W, inv):
-        if state[base] != wait:
+        if state[base] != wait or done[base // inv]:
             continue
         p = addr[base]
         lv = lay[:, base]

@@ -191,6 +191,7 @@ class TensorAccess:
     """The operands of OpCooperativeMatrixLoadTensorNV / StoreTensorNV, validated."""
 
     def __init__(self, em, ins, store: bool):
+        self.ins = ins
         o, k = ins.operands, ins.kinds
         if "TensorAddressingOperands" not in k:
             raise SpirvError("the Tensor Addressing Operands mask is missing", **ins.where())
@@ -308,17 +309,61 @@ def _load_tensor(em, ins, wait, resume):
     if acc.decode is None:
         from ...kernels import codes as K
         stat = em.dense(1, n, "i8")
+        done = _line_moves(em, acc, wait, inv, out, addr, lay, view, lo, hi, ("rows", "columns"))
         bad = em.lib(f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
                                      em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
                      + acc.static_args(em, view)
                      + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
                         em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em), stat.row(0, em),
-                        ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False)))], ins)
+                        ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins)
     else:
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
         bad = _decode_site(em, ins, acc, wait, inv, out, objb, addr, lay, view, lo, hi, df, di)
     _failures(em, ins, acc, "load", bad)
     em.resume_lanes(wait, resume)
+
+
+def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi, kinds) -> Arr:
+    """Instances whose plan is clean and whose lines (rows, or columns through a transposing view)
+    are contiguous and in bounds move in generated code (matrix_loads.tensor_mover): the kernel
+    library plans each (tensor.plan_lines), the movers copy whole lines with vector loads,
+    conversions and, for columns, register transposes. Returns the per-instance flags of those
+    done, for the library's element path to skip."""
+    from ..matrix_loads import tensor_mover
+    t = acc.t
+    ninst = em.W // inv
+    done = em.dense(1, ninst, "i8").row(0, em)
+    movers = {k: tensor_mover(em, k, t.rows, t.cols, inv, fmt_of(t.elem), frag.llvm)
+              for k in kinds} if t.layout.invocations == inv and TN.run_length(
+                  t.layout.table, t.rows, t.cols, False) else {}
+    movers = {k: v for k, v in movers.items() if v is not None}
+    em.emit(f"call void @llvm.memset.p0.i64(ptr {done.ptr}, i8 0, i64 {ninst}, i1 false)")
+    em.declare("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
+    if not movers:
+        return done
+    n = max(t.rows, t.cols)
+    lines = em.dense(1, n, "i64")
+    rt = Arr(em.dense(1, t.rows * 5, "i64").ptr, "i64", (t.rows, 5))
+    ct = Arr(em.dense(1, t.cols * 5, "i64").ptr, "i64", (t.cols, 5))
+    store = "store" in kinds
+
+    def instance(base, q):
+        p = em.load_at(addr.ptr, "i64", base)
+        D, _, V, perm, has_dims, mode = acc.static_args(em, view)
+        k = em.lib(f"{TNK}:plan_lines", [("i64", p), lay, view, ("i64", base), ("i64", str(t.rows)),
+                                         ("i64", str(t.cols)), D, V, perm, has_dims, mode,
+                                         ("b", "true" if store else "false"), ("i64", str(t.elem.size)),
+                                         ("i64", lo), ("i64", hi), em.ranges_arr(),
+                                         ("b", "true" if "columns" in movers else "false"),
+                                         lines.row(0, em), rt, ct], acc.ins, ret="i64")
+        moved = em.op(f"icmp ne i64 {k}, 0")
+        em.store_at(done.ptr, "i8", q, em.op(f"zext i1 {moved} to i8"))
+        for code, kind in ((TN.LINES_ROWS, "rows" if not store else "store"), (TN.LINES_COLUMNS, "columns")):
+            if kind in movers:
+                with em.when(em.op(f"icmp eq i64 {k}, {code}")):
+                    em.emit(f"call void {movers[kind]}(ptr {frag.ptr}, i64 {base}, i64 {p}, ptr {lines.ptr})")
+    em.for_instances(inv, wait, instance)
+    return done
 
 
 @collective("OpCooperativeMatrixStoreTensorNV")
@@ -331,12 +376,14 @@ def _store_tensor(em, ins, wait, resume):
     n = t.rows * t.cols
     df, di = em.dense(1, n, "f64"), em.dense(1, n, "i64")
     lo, hi = root_bounds(em, acc.p)
-    bad = em.lib(f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), em.coll_block(acc.object),
+    src = em.coll_block(acc.object)
+    done = _line_moves(em, acc, wait, inv, src, addr, lay, view, lo, hi, ("store",))
+    bad = em.lib(f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), src,
                                   em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
                  + acc.static_args(em, view)
                  + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
                     em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em),
-                    ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False)))], ins)
+                    ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins)
     em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
     _failures(em, ins, acc, "store", bad)
     em.resume_lanes(wait, resume)

@@ -213,6 +213,29 @@ sloop:
 done:
   ret void
 }""",
+    # Instances (of inv lanes) waiting at `wait` whose done flag (one byte each) is not set.
+    "waiting_left": """define internal i64 @jc.waiting_left(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %flags) {
+entry:
+  br label %loop
+loop:
+  %b = phi i64 [ 0, %entry ], [ %b1, %loop ]
+  %c = phi i64 [ 0, %entry ], [ %c1, %loop ]
+  %p = getelementptr i32, ptr %state, i64 %b
+  %s = load i32, ptr %p
+  %w = icmp eq i32 %s, %wait
+  %q = udiv i64 %b, %inv
+  %dp = getelementptr i8, ptr %flags, i64 %q
+  %d = load i8, ptr %dp
+  %nd = icmp eq i8 %d, 0
+  %left = and i1 %w, %nd
+  %l64 = zext i1 %left to i64
+  %c1 = add i64 %c, %l64
+  %b1 = add i64 %b, %inv
+  %more = icmp ult i64 %b1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret i64 %c1
+}""",
     # Workgroup barrier: every lane still running must wait here; -1, or the first lane that
     # waits elsewhere (a barrier in non-uniform control flow). Lanes that have returned do not
     # hold a barrier up (as on NVIDIA hardware).

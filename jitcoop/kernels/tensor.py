@@ -140,6 +140,29 @@ def _dim_of(s, offset, n, b, stride, mode, store):
 
 
 @njit(**_opts)
+def _frame(rows, cols, lay, D, view, V, perm, has_dims):
+    """How a separable plan maps the matrix onto the layout: (the layout dimension the row
+    selects, or -1 when not separable; the clip region's row offset and size, column offset and
+    size)."""
+    big = np.int64(1) << 40
+    z = np.int64(0)
+    if D != 2 or lay[SPAN * D] == 0 or lay[SPAN * D + 1] == 0:
+        return -1, z, z, z, z
+    if V == 0:
+        if lay[SPAN * D + 1] != cols:
+            return -1, z, z, z, z
+        return 0, z, big, z, big
+    if V == 2 and not has_dims:
+        cs = view[2 * V + 3]
+        if lay[SPAN * D + perm[1]] != min(np.int64(cols), cs):
+            return -1, z, z, z, z
+        if lay[SPAN * D] * lay[SPAN * D + 1] > 0x100000000:
+            return -1, z, z, z, z          # the view's linear index would wrap at 32 bits
+        return perm[0], view[2 * V], view[2 * V + 1], view[2 * V + 2], cs
+    return -1, z, z, z, z
+
+
+@njit(**_opts)
 def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct):
     """Addressing tables for a whole rows x cols access when every tensor coordinate depends on
     the row alone or on the column alone: 2-D layouts whose span[1] is the matrix width, with no
@@ -148,31 +171,29 @@ def plan(rows, cols, lay, D, view, V, perm, has_dims, mode, store, rt, ct):
     status of each dimension, blockCoord x stride, blockCoord, coordInBlock: the columns P_*), the
     same dimension-by-dimension computation done rows + cols times instead of rows x cols times.
     Returns the layout dimension the row selects, or -1 (not separable: use `address`)."""
-    if D != 2 or lay[SPAN * D] == 0 or lay[SPAN * D + 1] == 0:
-        return -1
-    if V == 0:
-        if lay[SPAN * D + 1] != cols:
-            return -1
-        rdim = 0
-        ro = co = np.int64(0)
-        rs = cs = np.int64(1) << 40
-    elif V == 2 and not has_dims:
-        ro = view[2 * V]
-        rs = view[2 * V + 1]
-        co = view[2 * V + 2]
-        cs = view[2 * V + 3]
-        fast = perm[1]
-        rdim = perm[0]
-        if lay[SPAN * D + fast] != min(np.int64(cols), cs):
-            return -1
-        if lay[SPAN * D] * lay[SPAN * D + 1] > 0x100000000:
-            return -1                      # the view's linear index would wrap at 32 bits
-    else:
+    rdim, ro, rs, co, cs = _frame(rows, cols, lay, D, view, V, perm, has_dims)
+    if rdim < 0:
         return -1
     n = lay[SPAN * D + rdim]
     _plan_dim(rt, rows, ro, rs, n, lay, D, rdim, mode, store)
     _plan_dim(ct, cols, co, cs, np.int64(1) << 40, lay, D, 1 - rdim, mode, store)
     return rdim
+
+
+@njit(**_opts)
+def _affine(count, o, size, n, lay, D, d):
+    """(ok, start, step) when entry i < count of a plan table on layout dimension d is simply
+    element part start + i x step: nothing clipped (o = 0, size >= count), no span wrap (count <=
+    n), block size 1, every coordinate offset + i inside the dimension (so no clamping)."""
+    z = np.int64(0)
+    if o != 0 or size < count or count > n or lay[BLOCK * D + d] != 1:
+        return False, z, z
+    off = lay[OFFSET * D + d]
+    x0 = off - 0x100000000 if off >= 0x80000000 else off        # int32 bits
+    if x0 < 0 or x0 + count > lay[DIM * D + d] or x0 + count > 0x80000000:    # int32 coordinates
+        return False, z, z
+    st = lay[STRIDE * D + d]
+    return True, x0 * st, st
 
 
 @njit(**_opts)
@@ -322,11 +343,30 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
     LINES_COLUMNS (when `columns`, loads only): the plan is clean, each column rows consecutive
     elements (a transposing view), every column in bounds; lines[c] = that of column c's.
     LINES_NONE: anything else (misaligned, clipped, clamped, out of bounds, other strides): the
-    element path checks, reports and moves it."""
+    element path checks, reports and moves it. The tile of a GEMM (nothing clipped, blocked or
+    clamped) is affine in row and column and is planned from its first and last elements."""
     if not _aligned(p, lo, hi):
         return LINES_NONE
     lv = lay[:, base]
     vv = view[:, base]
+    rdim, ro, rs, co, cs = _frame(rows, cols, lv, D, vv, V, perm, has_dims)
+    if rdim < 0:
+        return LINES_NONE
+    okr, r0, rstep = _affine(rows, ro, rs, lv[SPAN * D + rdim], lv, D, rdim)
+    okc, c0, cstep = _affine(cols, co, cs, np.int64(1) << 40, lv, D, 1 - rdim)
+    if okr and okc:
+        last = r0 + c0 + (rows - 1) * rstep + (cols - 1) * cstep
+        if last > 0xFFFFFFFF or not _span_ok(p + (r0 + c0) * esize, (last - r0 - c0 + 1) * esize, lo, hi, ranges):
+            return LINES_NONE
+        if cstep == 1:
+            for r in range(rows):
+                lines[r] = r0 + c0 + r * rstep
+            return LINES_ROWS
+        if rstep == 1 and columns:
+            for c in range(cols):
+                lines[c] = r0 + c0 + c * cstep
+            return LINES_COLUMNS
+        return LINES_NONE
     rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, store, rt, ct)
     if not plan_clean(rdim, rows, cols, rt, ct):
         return LINES_NONE

@@ -310,17 +310,36 @@ def _load_tensor(em, ins, wait, resume):
         from ...kernels import codes as K
         stat = em.dense(1, n, "i8")
         done = _line_moves(em, acc, wait, inv, out, addr, lay, view, lo, hi, ("rows", "columns"))
-        bad = em.lib(f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
-                                     em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
-                     + acc.static_args(em, view)
-                     + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
-                        em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em), stat.row(0, em),
-                        ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins)
+        bad = _unless_all_done(em, wait, inv, done, lambda: em.lib(
+            f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
+                            em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
+            + acc.static_args(em, view)
+            + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
+               em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em), stat.row(0, em),
+               ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins))
     else:
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
         bad = _decode_site(em, ins, acc, wait, inv, out, objb, addr, lay, view, lo, hi, df, di)
     _failures(em, ins, acc, "load", bad)
     em.resume_lanes(wait, resume)
+
+
+def _unless_all_done(em, wait, inv, done: Arr, call) -> str:
+    """The library's element path (`call()`, returning a failing lane or -1), skipped when every
+    instance waiting here moved in generated code."""
+    fn = em.fn
+    left = em.op(f"call i64 {em.helper('waiting_left')}(ptr {em.state}, i64 {em.W}, i32 {wait}, i64 {inv}, "
+                 f"ptr {done.ptr})")
+    go, skip, join = fn.label("elems"), fn.label("elems.skip"), fn.label("elems.done")
+    fn.cbr(em.op(f"icmp ne i64 {left}, 0"), go, skip)
+    fn.block(go)
+    bad = call()
+    go_end = fn.cur
+    fn.br(join)
+    fn.block(skip)
+    fn.br(join)
+    fn.block(join)
+    return em.op(f"phi i64 [ {bad}, %{go_end} ], [ -1, %{skip} ]")
 
 
 def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi, kinds) -> Arr:
@@ -378,12 +397,13 @@ def _store_tensor(em, ins, wait, resume):
     lo, hi = root_bounds(em, acc.p)
     src = em.coll_block(acc.object)
     done = _line_moves(em, acc, wait, inv, src, addr, lay, view, lo, hi, ("store",))
-    bad = em.lib(f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), src,
-                                  em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
-                 + acc.static_args(em, view)
-                 + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
-                    em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em),
-                    ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins)
+    bad = _unless_all_done(em, wait, inv, done, lambda: em.lib(
+        f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), src,
+                         em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
+        + acc.static_args(em, view)
+        + [("i64", str(fmt_of(t.elem))), ("i64", str(t.elem.size)), ("i64", lo), ("i64", hi),
+           em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em),
+           ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins))
     em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
     _failures(em, ins, acc, "store", bad)
     em.resume_lanes(wait, resume)

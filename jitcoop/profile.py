@@ -33,7 +33,8 @@ class ProfileReport:
         c = counters
         self.wall_seconds = wall
         self.workgroups = workgroups
-        self.lanes = lanes         # (invocations run per workgroup, workgroup size, why they differ)
+        # (invocations run per workgroup, workgroup size, why they differ[, lane group, why none])
+        self.lanes = lanes
         self.callbacks: list[dict] = []
         self.instructions: list[dict] = []
         read = {g["fid"]: int(c[g["base"]]) for g in layout.groups if g["kind"] == "callback"}
@@ -77,8 +78,9 @@ class ProfileReport:
         out = {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups,
                "callbacks": self.callbacks, "instructions": self.instructions}
         if self.lanes is not None:
-            run, size, why = self.lanes
-            out["invocations"] = {"run_per_workgroup": run, "workgroup_size": size, "why_they_differ": why}
+            run, size, why, group, why_not = (tuple(self.lanes) + (0, None))[:5]
+            out["invocations"] = {"run_per_workgroup": run, "workgroup_size": size, "why_they_differ": why,
+                                  "lane_group": group, "why_no_lane_group": why_not}
         return out
 
     def __str__(self) -> str:
@@ -109,10 +111,13 @@ def format_report(r: ProfileReport) -> str:
     lines = [f"dispatch: {r.workgroups} workgroups, {r.wall_seconds * 1e3:.3f} ms (profiled: counters "
              "and clock reads add time)"]
     if r.lanes is not None:
-        run, size, why = r.lanes
+        run, size, why, group, why_not = (tuple(r.lanes) + (0, None))[:5]
         lines.append(f"invocations: the code of {run} of {size} runs per workgroup "
                      + ("(lane-invariant: none can differ from another)" if run < size or why is None
                         else f"(they may differ: the shader {why})"))
+        if run == size and size > 1:
+            lines.append(f"lane groups: {group} invocations at a time in vector code" if group
+                         else f"lane groups: none ({why_not}): one invocation at a time")
     if r.callbacks:
         lines += ["", "callbacks"]
         lines += _table(r.callbacks, [

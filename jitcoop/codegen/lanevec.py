@@ -489,7 +489,6 @@ class _LaneGroups:
 
     # -- analysis ----------------------------------------------------------------------------------
     def run(self):
-        fn = self.fn
         if "lane.head" not in self.raw or "lane.go" not in self.raw:
             raise Unsupported("no lane loop")
         self._region()
@@ -501,7 +500,6 @@ class _LaneGroups:
         self._scalar_entries()
         self._vector_copy()
         self._head()
-        del fn
 
     def _region(self):
         """The blocks an invocation runs from lane.go until it reaches the lane latch (a

@@ -439,13 +439,18 @@ done:
 }}""")
         return name
 
-    def coll_leaves_i64(self, vid) -> Arr:
+    def coll_leaves_i64(self, vid, inv: int | None = None) -> Arr:
         """Like coll_i64 for every leaf of a composite operand (a tensor layout or view): int64
-        [leaves, W]; vid None gives an empty one."""
+        [leaves, W]; vid None gives an empty one. With `inv` (an operand known to be uniform in
+        each scope instance of inv lanes), only each instance's first lane's column is filled:
+        what the tensor kernels read (a lane-invariant kernel's values are lane 0's)."""
         if vid is None:
             return Arr(self.work_array(f"o{len(self._work_names)}", "i64", 1), "i64", (0, self.W))
         n = n_leaves(self.value_type(vid))
         dst = self.work_array(f"o{len(self._work_names)}", "i64", n * self.W)
+        if inv is not None:
+            self._first_lanes_i64(vid, n, inv, dst)
+            return Arr(dst, "i64", (n, self.W))
         if vid in self.resident:
             p, et, _ = self.resident_block(vid)
             self.emit(f"call void {self._widen_helper(et, False)}(ptr {dst}, ptr {p}, i64 {n * self.W})")
@@ -459,6 +464,28 @@ done:
                 x = self.op(f"zext i32 {v} to i64")
                 self.fill_row(d, "i64", self.W, x)
         return Arr(dst, "i64", (n, self.W))
+
+    def _first_lanes_i64(self, vid, n: int, inv: int, dst: str):
+        """dst[j, q x inv] = leaf j of the operand in instance q's first lane (lane 0's in a
+        lane-invariant kernel), zero-extended."""
+        if vid in self.resident:
+            p, et, _ = self.resident_block(vid)
+            rows = [self.op(f"getelementptr {et}, ptr {p}, i64 {j * self.W}") for j in range(n)]
+            vals = None
+        elif vid in self.crossing:
+            slots = self.slots_of(vid)
+            rows, et, vals = [row for _, _, row in slots], slots[0][1], None
+        else:
+            vals, et = self.vals(vid), "i32"
+        for q in range(self.W // inv):
+            lane = 0 if self.invariant else q * inv
+            for j in range(n):
+                if vals is None:
+                    v = self.op(f"load {et}, ptr {self.op(f'getelementptr {et}, ptr {rows[j]}, i64 {lane}')}")
+                else:
+                    v = vals[j]
+                x = self.op(f"zext {et} {v} to i64") if et != "i64" else v
+                self.emit(f"store i64 {x}, ptr {self.op(f'getelementptr i64, ptr {dst}, i64 {j * self.W + q * inv}')}")
 
     def coll_block(self, vid) -> Arr:
         """The block [length, W] holding a matrix operand's fragments (a uniform operand, such as

@@ -241,15 +241,20 @@ class TensorAccess:
         check_scope(em, ins, wait, self.t)
         addr = em.coll_i64(self.ptr_id)
         check_uniform(em, ins, wait, self.t, addr, "Pointer", self.ptr_id)
-        lay = em.coll_leaves_i64(self.layout_id)
-        view = em.coll_leaves_i64(self.view)
-        for arr, what, vid in ((lay, "tensor layout", self.layout_id), (view, "tensor view", self.view)):
+        out = []
+        for what, vid in (("tensor layout", self.layout_id), ("tensor view", self.view)):
             if vid is None or em._uniform_operand(vid) or em.invariant:
-                continue            # uniform by construction (a lane-invariant kernel: lane 0's)
+                # uniform by construction (a lane-invariant kernel: lane 0's): the kernels read
+                # each instance's first lane
+                out.append(em.coll_leaves_i64(vid, inv))
+                continue
+            arr = em.coll_leaves_i64(vid)
+            out.append(arr)
             bad = em.lib(f"{TNK}:check_layouts", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), arr], ins)
             em.fail_lane(ins, em.op(f"icmp sge i64 {bad}, 0"),
                          f"the {what} operand must be dynamically uniform in the scope; lane {{d}} has "
                          f"a different one", bad, bad)
+        lay, view = out
         return addr, lay, view
 
     def static_args(self, em, view) -> list:

@@ -23,6 +23,8 @@ from llvmlite import ir
 from ..runtime import jit
 from ..kernels.codes import C_F32, C_F64, C_I64, DENSE, NONE, STRIPED, TABLE
 
+PANEL_BYTES = 1 << 16    # the most B a MulAdd packs into panels on its stack
+
 _ELEM = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i8": ir.IntType(8), "u8": ir.IntType(8),
          "i16": ir.IntType(16), "u16": ir.IntType(16), "i32": ir.IntType(32), "u32": ir.IntType(32),
          "i64": ir.IntType(64), "u64": ir.IntType(64)}
@@ -49,7 +51,19 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [p] * 6 + [i64, i64]), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")      # inlined into a kernel it competes for registers with lane code
-    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = fn.append_basic_block("entry")
+    builder = ir.IRBuilder(entry)
+
+    def entry_alloca(t):
+        """An alloca in the entry block (a fixed stack slot), wherever the builder is."""
+        here = builder.block
+        with builder.goto_block(entry):
+            builder.position_at_start(entry)
+            a = builder.alloca(t)
+        builder.position_at_end(here)
+        a.align = 64
+        a.type = p                 # an opaque pointer, as the rest of the function uses
+        return a
     ptrs = list(fn.args[:4])
     tabs, work, base, q = fn.args[4], fn.args[5], fn.args[6], fn.args[7]
     dts = [_ELEM[d] for d in dtypes]
@@ -203,8 +217,9 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
             d = builder.trunc(d, vty(dst, w))
         builder.store(d, builder.gep(ptrs[3], [idx_r], source_etype=dst), align=_size(dst))
 
-    def block(i0, rows, j0, widths):
-        """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R."""
+    def block(i0, rows, j0, widths, panel=None):
+        """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R; B's rows
+        from `panel` (the packed panel of this column block) when given."""
         cols = [sum(widths[:u]) for u in range(len(widths))]
         accs = {}
         for r in range(rows):
@@ -225,8 +240,13 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
         for key, val in accs.items():
             phis[key] = builder.phi(val.type)
             phis[key].add_incoming(val, pre)
-        rb = builder.add(rowoff(1, k), j0)
-        bv = [load(1, builder.add(rb, const(cols[u])), w) for u, w in enumerate(widths)]
+        if panel is not None:
+            pb = builder.gep(panel, [builder.mul(k, const(sum(widths)))], source_etype=et)
+            bv = [builder.load(builder.gep(pb, [const(cols[u])], source_etype=et), typ=vty(et, w),
+                               align=bits // 8) for u, w in enumerate(widths)]
+        else:
+            rb = builder.add(rowoff(1, k), j0)
+            bv = [load(1, builder.add(rb, const(cols[u])), w) for u, w in enumerate(widths)]
         new = {}
         for r in range(rows):
             x = load(0, builder.add(rowoff(0, builder.add(i0, const(r))), k), 1)
@@ -246,15 +266,15 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
             else:
                 store_r(builder.add(rowoff(3, i), j), val, widths[u])
 
-    def rows_loop(j0, widths):
+    def rows_loop(j0, widths, panel=None):
         R = max(1, min(m, ACCS // len(widths)))
         full = (m // R) * R
         if full == R:
-            block(const(0), R, j0, widths)
+            block(const(0), R, j0, widths, panel)
         elif full:
-            for_range(full, lambda i0: block(i0, R, j0, widths), step=R)
+            for_range(full, lambda i0: block(i0, R, j0, widths, panel), step=R)
         if m - full:
-            block(const(full), m - full, j0, widths)
+            block(const(full), m - full, j0, widths, panel)
 
     # Columns: blocks of up to VMAX full vectors (an IR loop when there are several), then the
     # rest (full vectors and one shorter one).
@@ -263,6 +283,29 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
     nblk = nfull // V if nfull else 0
     if nblk == 1:
         rows_loop(const(0), [VW] * V)
+    elif nblk > 1 and nblk * kk * V * VW * (bits // 8) <= PANEL_BYTES:
+        # B's column blocks packed into contiguous panels first: a block reads its K rows of
+        # V vectors from consecutive lines, where B's own rows (a power-of-two stride apart)
+        # share a few L1 sets and evict each other between the blocks that reuse them
+        panels = entry_alloca(ir.ArrayType(et, nblk * kk * V * VW))
+        width = V * VW
+
+        def pack(jb):
+            def row(k):
+                src = builder.add(rowoff(1, k), builder.mul(jb, const(width)))
+                dst = builder.gep(panels, [builder.add(builder.mul(builder.add(builder.mul(jb, const(kk)), k),
+                                                                   const(width)), const(0))], source_etype=et)
+                for u in range(V):
+                    v = load(1, builder.add(src, const(u * VW)), VW)
+                    builder.store(v, builder.gep(dst, [const(u * VW)], source_etype=et), align=bits // 8)
+            for_range(kk, row)
+        for_range(nblk, pack)
+
+        def column_block(jb):
+            j0 = builder.mul(jb, const(width))
+            panel = builder.gep(panels, [builder.mul(jb, const(kk * width))], source_etype=et)
+            rows_loop(j0, [VW] * V, panel)
+        for_range(nblk, column_block)
     elif nblk > 1:
         for_range(nblk * V * VW, lambda j0: rows_loop(j0, [VW] * V), step=V * VW)
     rest = [VW] * (nfull - nblk * V) + ([n % VW] if n % VW else [])

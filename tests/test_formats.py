@@ -472,3 +472,73 @@ def test_vector_f16_load_keeps_every_bit():
         want = src.view(np.float16).astype(np.float32).view(np.uint32).copy()
         want[nan] = ((h[nan] & 0x8000) << 16) | 0x7F800000 | ((h[nan] & 0x3FF) << 13)
         np.testing.assert_array_equal(out[0].view(np.uint32), want)
+
+
+# -- the code generator's double -> float16 / bfloat16 rounding (codegen/helpers.py) -------------
+
+def _rounding_helpers():
+    """ctypes callables of the generated IR helpers jc.round_f16_64 and jc.round_bf16_64."""
+    import ctypes
+    from jitcoop.codegen.helpers import DEPENDS, HELPERS, INTRINSICS
+    from jitcoop.runtime import jit
+    names, decls = [], {}
+
+    def need(n):
+        for d in DEPENDS.get(n, ()):
+            need(d)
+        decls.update(INTRINSICS.get(n, {}))
+        if n not in names:
+            names.append(n)
+    need("round_f16_64")
+    need("round_bf16_64")
+    text = [f'target triple = "{jit.target_triple()}"', f'target datalayout = "{jit.data_layout()}"']
+    text += list(decls.values()) + [HELPERS[n] for n in names]
+    text += ["define float @t_f16(double %x) {\n  %r = call float @jc.round_f16_64(double %x)\n  ret float %r\n}",
+             "define float @t_bf16(double %x) {\n  %r = call float @jc.round_bf16_64(double %x)\n  ret float %r\n}"]
+    obj = jit.compile_ir("\n".join(text))
+    addr = jit.load_object("test_rounding_helpers", obj, ["t_f16", "t_bf16"])
+    f = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_double)
+    return f(addr["t_f16"]), f(addr["t_bf16"])
+
+
+def _doubles_near_format(mbits, emin, emax, n):
+    """Doubles around the format's rounding boundaries: its values, the midpoints between
+    neighbours, one double ulp either side of them, subnormals, the overflow threshold."""
+    from fractions import Fraction
+    out = [0.0, -0.0, math.inf, -math.inf, 1e-310, -1e-310, 1e300, -1e300, 5e-324]
+    for e in list(range(emin - mbits - 2, emax + 2)) + [emin, emax]:
+        for m in RNG.integers(0, 1 << mbits, 6).tolist() + [0, (1 << mbits) - 1]:
+            quantum = Fraction(2) ** (max(e, emin) - mbits)
+            v = (Fraction(1 << mbits) + m) * Fraction(2) ** (e - mbits) if e >= emin else m * quantum
+            for d in (v, v + quantum / 2):                       # a value and a midpoint
+                x = float(d)
+                out += [x, math.nextafter(x, math.inf), math.nextafter(x, -math.inf)]
+    out += RNG.standard_normal(n).tolist() + (RNG.standard_normal(n) * 1e4).tolist()
+    out += [-x for x in out]
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_double_rounds_once_to_the_small_format(fmt):
+    """jc.round_f16_64 / jc.round_bf16_64 (round to odd into float32, then to nearest even) give
+    the double rounded once to nearest even, as the definition does it in exact rationals
+    (tests/conftest.round_exact): values, midpoints, one double ulp off midpoints (where rounding
+    through float32 with ties to even goes wrong), subnormals, overflow; NaN stays NaN."""
+    from fractions import Fraction
+    from conftest import round_exact
+    f16, bf16 = _rounding_helpers()
+    fn, (p, emin, emax) = (f16, (11, -14, 15)) if fmt == "float16" else (bf16, (8, -126, 127))
+    xs = _doubles_near_format(p - 1, emin, emax, 500)
+    bad = []
+    for x in xs:
+        got = fn(x)
+        if math.isinf(x):
+            want = x
+        elif x == 0:
+            want = x
+        else:
+            want = round_exact(Fraction(x), p, emin, emax)
+        if not (got == want and math.copysign(1, got) == math.copysign(1, want)):
+            bad.append((x, got, want))
+    assert not bad, f"{len(bad)} of {len(xs)} differ; first: {bad[:3]}"
+    assert math.isnan(fn(math.nan))

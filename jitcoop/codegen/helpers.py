@@ -88,6 +88,37 @@ HELPERS = {
   %f = call float @jc.bf16_to_f32(i16 %h)
   ret float %f
 }""",
+    # A double rounded once to float16 or bfloat16 (as a float holding the value): rounded to odd
+    # into a float32 first (truncated toward zero, the last bit set when inexact), then to
+    # nearest even: with float32's 13 or 16 bits more than the target, the two roundings give
+    # the one rounding of the double. NaN gives the quiet NaN with its sign, as round_f16 does.
+    "to_odd_f32": """define internal float @jc.to_odd_f32(double %x) alwaysinline {
+  %t = fptrunc double %x to float
+  %back = fpext float %t to double
+  %exact = fcmp oeq double %back, %x
+  %ax = call double @llvm.fabs.f64(double %x)
+  %ab = call double @llvm.fabs.f64(double %back)
+  %over = fcmp ogt double %ab, %ax
+  %tb = bitcast float %t to i32
+  %tb1 = sub i32 %tb, 1
+  %tz = select i1 %over, i32 %tb1, i32 %tb
+  %odd = or i32 %tz, 1
+  %isnan = fcmp uno double %x, %x
+  %keep = or i1 %exact, %isnan
+  %r = select i1 %keep, i32 %tb, i32 %odd
+  %rf = bitcast i32 %r to float
+  ret float %rf
+}""",
+    "round_f16_64": """define internal float @jc.round_f16_64(double %x) alwaysinline {
+  %o = call float @jc.to_odd_f32(double %x)
+  %r = call float @jc.round_f16(float %o)
+  ret float %r
+}""",
+    "round_bf16_64": """define internal float @jc.round_bf16_64(double %x) alwaysinline {
+  %o = call float @jc.to_odd_f32(double %x)
+  %r = call float @jc.round_bf16(float %o)
+  ret float %r
+}""",
     # The earliest collective any lane waits at (-1: every lane has finished): a min reduction,
     # 8 lanes a step in explicit vector code, then the rest one at a time.
     "next": """define internal i32 @jc.next(ptr %state, i64 %n) noinline {
@@ -427,5 +458,7 @@ INTRINSICS = {
              "@llvm.smin.i32": "declare i32 @llvm.smin.i32(i32, i32)",
              "@llvm.vector.reduce.smin.v8i32": "declare i32 @llvm.vector.reduce.smin.v8i32(<8 x i32>)"},
     "converged": {"@llvm.vector.reduce.or.v8i32": "declare i32 @llvm.vector.reduce.or.v8i32(<8 x i32>)"},
+    "to_odd_f32": {"@llvm.fabs.f64": "declare double @llvm.fabs.f64(double)"},
 }
-DEPENDS = {"round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}
+DEPENDS = {"round_f16_64": ("to_odd_f32", "round_f16"), "round_bf16_64": ("to_odd_f32", "round_bf16"),
+           "round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}

@@ -51,10 +51,9 @@ def round_from64(em, v: str, s: Scalar) -> str:
     if s.width == 32:
         return em.op(f"fptrunc double {v} to float")
     if s.width == 16 and not s.encoding:
-        return em.lib_scalar("jitcoop.kernels.formats:round_f16_64", [("f64", v)], "float")
+        return em.op(f"call float {em.helper('round_f16_64')}(double {v})")
     if s.encoding == "bf16":
-        h = em.lib_scalar("jitcoop.kernels.formats:f64_to_bf16", [("f64", v)], "i16")
-        return em.op(f"call float {em.helper('bf16_to_f32')}(i16 {h})")
+        return em.op(f"call float {em.helper('round_bf16_64')}(double {v})")
     b = em.lib_scalar(f"jitcoop.kernels.formats:f64_to_{s.encoding}", [("f64", v), ("b", "false")], "i8")
     return em.lib_scalar(f"jitcoop.kernels.formats:{s.encoding}_to_f32", [("u8", b)], "float")
 

@@ -951,16 +951,18 @@ def test_whole_row_tensor_loads_and_stores_keep_every_bit(name, dt, rows, cols):
 
 
 @pytest.mark.parametrize("name,dt,rows,cols", [("f16_16x32", np.uint16, 16, 32), ("f16_16x64", np.uint16, 16, 64),
-                                               ("f32_16x16", np.uint32, 16, 16), ("u8_16x64", np.uint8, 16, 64)])
+                                               ("f32_16x16", np.uint32, 16, 16), ("u8_16x64", np.uint8, 16, 64),
+                                               ("bf16_16x32", np.uint16, 16, 32)])
 def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
     """tensor_rows.comp with -DTRANSPOSED: each tile is the transpose of a block of x read through
-    the view (2, false, 1, 0), Constant-clamped past the edge (clamp value 0x3C17); tiles wholly
-    inside move a column at a time through register transposes in generated code
-    (matrix_loads.tensor_mover), the others element by element. Against numpy's slicing, bit for
-    bit (float16 NaNs as stored_16 says)."""
+    the view (2, false, 1, 0), Constant-clamped past the edge (clamp value 0x3C17), stored tiled
+    to y, and stored back to z through the same view and slice. Tiles wholly inside move a column
+    at a time through register transposes in generated code (matrix_loads.tensor_mover, both
+    ways), the others element by element. Against numpy's slicing, bit for bit (float16 and
+    bfloat16 NaNs as stored_16 says)."""
     from test_coopmat_views import stored_16
     k = jitcoop.Device("generic").load(SHADERS / "coopmat2" / f"tensor_rows_t_{name}.spv").kernel()
-    assert "@jc.tmove.columns." in k.source
+    assert "@jc.tmove.columns." in k.source and "@jc.tmove.store_columns." in k.source
     roff, coff, clamp = 3, 5, 0x3C17
     ntr, tcols = -(-144 // rows), -(-128 // cols)
     ntr += (ntr * tcols) % 2                            # 2 subgroups per workgroup
@@ -974,7 +976,8 @@ def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
         pool[:4] = [0x7F800001, 0xFFBFFFFF, 0x80000000, 0x7FC00000]
     x = np.resize(pool, R * C).astype(dt).reshape(R, C)
     y = np.full((ntr * rows, tcols * cols), 0xA5, dt)
-    k.dispatch(ntr * tcols // 2, {0: x, 1: y, 2: np.zeros(R * C, dt)},
+    z = np.full((R, C), 0xA5, dt)
+    k.dispatch(ntr * tcols // 2, {0: x, 1: y, 2: z},
                push=np.array([R, C, roff, coff, tcols], np.uint32))
     padded = np.full((R + cols, C + rows), clamp & np.iinfo(dt).max, dt)
     padded[:R, :C] = x
@@ -983,8 +986,14 @@ def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
         for tc in range(tcols):
             blk = padded[tc * cols + coff:tc * cols + coff + cols, tr * rows + roff:tr * rows + roff + rows]
             want[tr * rows:(tr + 1) * rows, tc * cols:(tc + 1) * cols] = blk.T
-    if name.startswith("f16"):
-        want = stored_16(want, False)
-    bad = np.argwhere(y != want)
-    assert bad.size == 0, f"{len(bad)} differ; first at {tuple(bad[0])}: {y[tuple(bad[0])]:#x}, " \
-                          f"want {want[tuple(bad[0])]:#x}"
+    want_z = np.full_like(z, 0xA5)
+    want_z[coff:, roff:] = x[coff:, roff:]             # every tile's block, clipped to x
+    if name.startswith(("f16", "bf16")):
+        want = stored_16(want, name.startswith("bf16"))
+        want_z = np.where(want_z == 0xA5, want_z, stored_16(want_z, name.startswith("bf16")))
+        want_z[:coff, :] = 0xA5
+        want_z[:, :roff] = 0xA5
+    for got, w, what in ((y, want, "tiled store"), (z, want_z, "store through the view")):
+        bad = np.argwhere(got != w)
+        assert bad.size == 0, f"{what}: {len(bad)} differ; first at {tuple(bad[0])}: {got[tuple(bad[0])]:#x}, " \
+                              f"want {w[tuple(bad[0])]:#x}"

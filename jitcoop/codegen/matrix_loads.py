@@ -281,45 +281,105 @@ def _rows_in(W, rows, cols, inv, run, fmt, slot, line) -> str:
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, last)
 
 
+def _bits_type(fmt: int) -> str:
+    """The LLVM type _to_mem's result stores as (16-bit floats as their bits)."""
+    return "i16" if fmt in (K.F16, K.BF16) else _mem_type(fmt)
+
+
+def _to_mem(fmt: int, n: int, slot: str, v: str, p: str) -> tuple[str, str]:
+    """IR that converts the <n x slot> value v to its memory form (names prefixed p): float32 ->
+    float16 rounds to nearest even (fptrunc), a NaN becomes the quiet 0x7E00 with its sign, as
+    the library's conversion writes it; float32 -> bfloat16 rounds to nearest even, a NaN keeps
+    its sign and top payload bits, quieted (as helpers.f32_to_bf16 and the library write it).
+    Returns (text, the value's name)."""
+    vs = f"<{n} x {slot}>"
+    if fmt == K.F16:
+        iv = f"<{n} x i16>"
+        return f"""  {p}h = fptrunc {vs} {v} to <{n} x half>
+  {p}hb = bitcast <{n} x half> {p}h to {iv}
+  {p}isnan = fcmp uno {vs} {v}, {v}
+  {p}sign = and {iv} {p}hb, {_splat(n, "i16", 0x8000)}
+  {p}qn = or {iv} {p}sign, {_splat(n, "i16", 0x7E00)}
+  {p}out = select <{n} x i1> {p}isnan, {iv} {p}qn, {iv} {p}hb""", f"{p}out"
+    if fmt == K.BF16:
+        iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
+        return f"""  {p}b = bitcast {vs} {v} to {i32}
+  {p}a = and {i32} {p}b, {_splat(n, "i32", 0x7FFFFFFF)}
+  {p}isnan = icmp ugt {i32} {p}a, {_splat(n, "i32", 0x7F800000)}
+  {p}q = lshr {i32} {p}b, {_splat(n, "i32", 16)}
+  {p}qn = or {i32} {p}q, {_splat(n, "i32", 64)}
+  {p}odd = and {i32} {p}q, {_splat(n, "i32", 1)}
+  {p}r0 = add {i32} {p}b, {_splat(n, "i32", 0x7FFF)}
+  {p}r1 = add {i32} {p}r0, {p}odd
+  {p}r2 = lshr {i32} {p}r1, {_splat(n, "i32", 16)}
+  {p}r = select <{n} x i1> {p}isnan, {i32} {p}qn, {i32} {p}r2
+  {p}out = trunc {i32} {p}r to {iv}""", f"{p}out"
+    return "", v
+
+
 def _rows_out(W, rows, cols, inv, run, fmt, slot, line) -> str:
     """The body that stores the striped layout's fragments to rows (at `line`): rows in order and
-    runs in order within a row, as the library writes them. float32 -> float16 rounds to nearest
-    even (fptrunc); a NaN becomes the quiet 0x7E00 with its sign, as the library writes it."""
+    runs in order within a row, as the library writes them (_to_mem's conversions)."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
-    vs = f"<{step} x {slot}>"
+    conv, m = _to_mem(fmt, step, slot, "%v", "%cv.")
     move = f"""  %fp = getelementptr {slot}, ptr %frag, i64 %j
-  %v = load {vs}, ptr %fp, align {ssize}"""
-    if fmt == K.F16:
-        iv = f"<{step} x i16>"
-        move += f"""
-  %h = fptrunc {vs} %v to <{step} x half>
-  %hb = bitcast <{step} x half> %h to {iv}
-  %isnan = fcmp uno {vs} %v, %v
-  %sign = and {iv} %hb, {_splat(step, "i16", 0x8000)}
-  %qn = or {iv} %sign, {_splat(step, "i16", 0x7E00)}
-  %out = select <{step} x i1> %isnan, {iv} %qn, {iv} %hb
-  store {iv} %out, ptr %mem, align 1"""
-    elif fmt == K.BF16:
-        # round to nearest even; a NaN keeps its sign and top payload bits, quieted (as
-        # helpers.f32_to_bf16 and the library write it)
-        iv, i32 = f"<{step} x i16>", f"<{step} x i32>"
-        move += f"""
-  %bf.b = bitcast {vs} %v to {i32}
-  %bf.a = and {i32} %bf.b, {_splat(step, "i32", 0x7FFFFFFF)}
-  %bf.isnan = icmp ugt {i32} %bf.a, {_splat(step, "i32", 0x7F800000)}
-  %bf.q = lshr {i32} %bf.b, {_splat(step, "i32", 16)}
-  %bf.qn = or {i32} %bf.q, {_splat(step, "i32", 64)}
-  %bf.odd = and {i32} %bf.q, {_splat(step, "i32", 1)}
-  %bf.r0 = add {i32} %bf.b, {_splat(step, "i32", 0x7FFF)}
-  %bf.r1 = add {i32} %bf.r0, %bf.odd
-  %bf.r2 = lshr {i32} %bf.r1, {_splat(step, "i32", 16)}
-  %bf.r = select <{step} x i1> %bf.isnan, {i32} %bf.qn, {i32} %bf.r2
-  %bf.out = trunc {i32} %bf.r to {iv}
-  store {iv} %bf.out, ptr %mem, align 1"""
-    else:
-        move += f"\n  store {vs} %v, ptr %mem, align 1"
+  %v = load <{step} x {slot}>, ptr %fp, align {ssize}
+{conv}
+  store <{step} x {_bits_type(fmt)}> {m}, ptr %mem, align 1"""
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, "run")
+
+
+def _columns_out(W, rows, cols, inv, fmt, slot, B, line) -> str:
+    """The body that stores the striped layout's fragments to columns (memory lines at `line`,
+    which do not overlap), B x B blocks through a register transpose: the inverse of
+    _columns_in."""
+    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
+    vec = f"<{B} x {slot}>"
+    body = [f"""  br label %cb
+cb:
+  %c0 = phi i64 [ 0, %copy ], [ %c1, %rb.end ]
+  br label %rb
+rb:
+  %r0 = phi i64 [ 0, %cb ], [ %r1, %rb ]
+  %r0b = mul i64 %r0, {esize}"""]
+    rowv = []
+    for j in range(B):
+        body.append(f"""  %s{j}.r = add i64 %r0, {j}
+  %s{j}.rc = mul i64 %s{j}.r, {cols}
+  %s{j}.k = add i64 %s{j}.rc, %c0
+  %s{j}.e = udiv i64 %s{j}.k, {inv}
+  %s{j}.l = urem i64 %s{j}.k, {inv}
+  %s{j}.ew = mul i64 %s{j}.e, {W}
+  %s{j}.j0 = add i64 %s{j}.ew, %base
+  %s{j}.j = add i64 %s{j}.j0, %s{j}.l
+  %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j
+  %s{j}.v = load {vec}, ptr %s{j}.d, align {ssize}""")
+        rowv.append(f"%s{j}.v")
+    n = [0]
+
+    def fresh():
+        n[0] += 1
+        return f"%tr{n[0]}"
+    tr, colv = transpose_rounds(B, vec, rowv, fresh)
+    body += tr
+    for i in range(B):
+        p = f"l{i}"
+        conv, m = _to_mem(fmt, B, slot, colv[i], f"%{p}.m.")
+        body.append(f"""  %{p}.c = add i64 %c0, {i}
+{line(f"%{p}.c", f"%{p}.a0")}
+  %{p}.a = add i64 %{p}.a0, %r0b
+  %{p}.ptr = inttoptr i64 %{p}.a to ptr
+{conv}
+  store <{B} x {_bits_type(fmt)}> {m}, ptr %{p}.ptr, align 1""")
+    body.append(f"""  %r1 = add i64 %r0, {B}
+  %rmore = icmp ult i64 %r1, {rows}
+  br i1 %rmore, label %rb, label %rb.end
+rb.end:
+  %c1 = add i64 %c0, {B}
+  %cmore = icmp ult i64 %c1, {cols}
+  br i1 %cmore, label %cb, label %inst.next""")
+    return "\n".join(body)
 
 
 def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
@@ -428,8 +488,9 @@ g:
 
 def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: str) -> str | None:
     """The function that moves one instance of a tensor load or store whose plan is clean, its
-    lines in bounds (kernels.tensor.plan_lines checked): `rows` loads (or, store=...) rows whose
-    first elements the plan's table gives, `columns` loads columns (a transposing view).
+    lines in bounds (kernels.tensor.plan_lines checked): `rows` loads rows whose first elements
+    the plan's table gives, `columns` loads columns (a transposing view); `store` and
+    `store_columns` store them.
 
         void @name(ptr %frag, i64 %base, i64 %p, ptr %lines)
 
@@ -442,11 +503,11 @@ def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: 
     if not run:
         return None
     line = table_lines(esize)
-    if kind == "columns":
+    if kind in ("columns", "store_columns"):
         B = transpose_block(slot)
         if rows % B or cols % B or run % B:
             return None
-        body = _columns_in(W, rows, cols, inv, fmt, slot, B, line)
+        body = (_columns_in if kind == "columns" else _columns_out)(W, rows, cols, inv, fmt, slot, B, line)
     elif kind == "rows":
         body = _rows_in(W, rows, cols, inv, run, fmt, slot, line)
     else:

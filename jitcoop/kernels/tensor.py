@@ -340,8 +340,9 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
     """For one instance of a tensor load or store (its first lane `base`): whether generated code
     can move it a line at a time. LINES_ROWS: the plan is clean, each row cols consecutive
     elements, every row in bounds; lines[r] = the element index of row r's first element.
-    LINES_COLUMNS (when `columns`, loads only): the plan is clean, each column rows consecutive
-    elements (a transposing view), every column in bounds; lines[c] = that of column c's.
+    LINES_COLUMNS (when `columns`): the plan is clean, each column rows consecutive elements (a
+    transposing view), every column in bounds; lines[c] = that of column c's. For a store the
+    columns must not overlap (the movers write them in another order than the element path).
     LINES_NONE: anything else (misaligned, clipped, clamped, out of bounds, other strides): the
     element path checks, reports and moves it. The tile of a GEMM (nothing clipped, blocked or
     clamped) is affine in row and column and is planned from its first and last elements."""
@@ -362,7 +363,7 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
             for r in range(rows):
                 lines[r] = r0 + c0 + r * rstep
             return LINES_ROWS
-        if rstep == 1 and columns:
+        if rstep == 1 and columns and (not store or cstep >= rows):
             for c in range(cols):
                 lines[c] = r0 + c0 + c * cstep
             return LINES_COLUMNS
@@ -376,7 +377,7 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
                 return LINES_NONE
             lines[r] = (rt[r, P_PART] + ct[0, P_PART]) & 0xFFFFFFFF
         return LINES_ROWS
-    if not columns:
+    if not columns or store:
         return LINES_NONE
     r0 = rt[0, P_PART]
     for r in range(rows):

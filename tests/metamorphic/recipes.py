@@ -740,7 +740,8 @@ def _tensor_rows(dt, rows, cols):
 for _name, (_dt, _rows, _cols) in _TENSOR_ROWS.items():
     recipe(T + f"coopmat2/tensor_rows_{_name}.spv")(_tensor_rows(_dt, _rows, _cols))
 for _name, _args in (("f16_16x32", _TENSOR_ROWS["f16_16x32"]), ("f16_16x64", (np.float16, 16, 64)),
-                     ("f32_16x16", _TENSOR_ROWS["f32_16x16"]), ("u8_16x64", _TENSOR_ROWS["u8_16x64"])):
+                     ("f32_16x16", _TENSOR_ROWS["f32_16x16"]), ("u8_16x64", _TENSOR_ROWS["u8_16x64"]),
+                     ("bf16_16x32", _TENSOR_ROWS["bf16_16x32"])):
     recipe(T + f"coopmat2/tensor_rows_t_{_name}.spv")(_tensor_rows(*_args))        # the -DTRANSPOSED builds
 
 exclude("invalid on purpose (a DecodeFunc on a store, a SpirvError at kernel(); spirv-val rejects it)",

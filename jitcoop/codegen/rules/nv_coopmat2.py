@@ -378,11 +378,12 @@ def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi,
                                          ("i64", str(t.cols)), D, V, perm, has_dims, mode,
                                          ("b", "true" if store else "false"), ("i64", str(t.elem.size)),
                                          ("i64", lo), ("i64", hi), em.ranges_arr(),
-                                         ("b", "true" if "columns" in movers else "false"),
+                                         ("b", "true" if {"columns", "store_columns"} & set(movers) else "false"),
                                          lines.row(0, em), rt, ct], acc.ins, ret="i64")
         moved = em.op(f"icmp ne i64 {k}, 0")
         em.store_at(done.ptr, "i8", q, em.op(f"zext i1 {moved} to i8"))
-        for code, kind in ((TN.LINES_ROWS, "rows" if not store else "store"), (TN.LINES_COLUMNS, "columns")):
+        for code, kind in ((TN.LINES_ROWS, "rows" if not store else "store"),
+                           (TN.LINES_COLUMNS, "columns" if not store else "store_columns")):
             if kind in movers:
                 with em.when(em.op(f"icmp eq i64 {k}, {code}")):
                     em.emit(f"call void {movers[kind]}(ptr {frag.ptr}, i64 {base}, i64 {p}, ptr {lines.ptr})")
@@ -401,7 +402,7 @@ def _store_tensor(em, ins, wait, resume):
     df, di = em.dense(1, n, "f64"), em.dense(1, n, "i64")
     lo, hi = root_bounds(em, acc.p)
     src = em.coll_block(acc.object)
-    done = _line_moves(em, acc, wait, inv, src, addr, lay, view, lo, hi, ("store",))
+    done = _line_moves(em, acc, wait, inv, src, addr, lay, view, lo, hi, ("store", "store_columns"))
     bad = _unless_all_done(em, wait, inv, done, lambda: em.lib(
         f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), src,
                          em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
@@ -417,6 +418,16 @@ def _store_tensor(em, ins, wait, resume):
 # -- decode functions -----------------------------------------------------------------------------
 
 VCACHE = 1024          # V-groups a vector-decoded load remembers (a power of two)
+
+
+def _narrow_slot(em, v: str, dt: str, slot: str) -> str:
+    """A decoded element (double or i64) in its fragment slot's type (exact: the value is the
+    element type's)."""
+    if dt == slot:
+        return v
+    if dt == "double":
+        return em.op(f"fptrunc double {v} to {slot}")
+    return em.op(f"trunc i64 {v} to {slot}")
 
 
 def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
@@ -558,7 +569,15 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                 return _widen(em, v, elem)
 
             def store_dst(v):
-                em.store_at(dst.ptr, dt, k, v)
+                if direct[0]:
+                    # a clean plan into the striped layout: element k is lane k % inv's
+                    # fragment element k // inv, written in place (no dense copy to finish)
+                    e = em.op(f"udiv i64 {k}, {inv}")
+                    lane = em.op(f"add i64 {base}, {em.op(f'urem i64 {k}, {inv}')}")
+                    at = em.op(f"add i64 {em.op(f'mul i64 {e}, {em.W}')}, {lane}")
+                    em.store_at(out.ptr, out.llvm, at, _narrow_slot(em, v, dt, out.llvm))
+                else:
+                    em.store_at(dst.ptr, dt, k, v)
 
             def plain():
                 store_dst(scalar_call())
@@ -628,9 +647,13 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
 
 
         clean = em.op(f"icmp ne i64 {em.info_at(6)}, 0")
+        striped = TN.is_striped(np.asarray(t.layout.table), n)
+        direct = [False]
 
         def walk_plan():
-            """A clean 2-D plan: element (r, c) from the row and column tables."""
+            """A clean 2-D plan: element (r, c) from the row and column tables (straight into the
+            fragments when the layout is striped)."""
+            direct[0] = striped
             rdim = em.info_at(7)
             with em.loop(t.rows, hint="r") as r:
                 rrow = em.op(f"mul i64 {r}, 5")
@@ -647,6 +670,7 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                     by_row = em.op(f"icmp eq i64 {rdim}, 0")
                     pick = lambda a, b: em.op(f"trunc i64 {em.op(f'select i1 {by_row}, i64 {a}, i64 {b}')} to i32")
                     element(k, str(TN.OK), idx, [pick(rb, cb), pick(cb, rb)], [pick(ri, ci), pick(ci, ri)])
+            direct[0] = False
 
         def walk_elements():
             """Any other plan: every element from decode_plan's table."""
@@ -670,9 +694,13 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
             p_ = em.op(f"getelementptr i64, ptr %err, i64 {slot}")
             old = em.op(f"load i64, ptr {p_}")
             em.emit(f"store i64 {em.op(f'add i64 {old}, {dt_}')}, ptr {p_}")
-        em.lib(f"{TNK}:decode_finish", [("i64", base), ("i64", str(inv)), out, objb, em.table(t.layout), plan,
-                                        df.row(0, em), di.row(0, em), ("b", "true" if dt == "double" else "false"),
-                                        ("b", clean)], ins)
+        finish = lambda: em.lib(f"{TNK}:decode_finish", [
+            ("i64", base), ("i64", str(inv)), out, objb, em.table(t.layout), plan, df.row(0, em), di.row(0, em),
+            ("b", "true" if dt == "double" else "false"), ("b", clean)], ins)
+        if striped and D == 2:
+            em.choose(clean, lambda: None, finish)      # a clean plan wrote the fragments itself
+        else:
+            finish()
         em.fn.br(out_l)
         em.fn.block(out_l)
 

@@ -37,3 +37,4 @@ rows t_f16_16x32 float16_t 16 32 -DTRANSPOSED
 rows t_f16_16x64 float16_t 16 64 -DTRANSPOSED
 rows t_f32_16x16 float 16 16 -DTRANSPOSED
 rows t_u8_16x64 uint8_t 16 64 -DTRANSPOSED
+rows t_bf16_16x32 bfloat16_t 16 32 -DTRANSPOSED "-P$BF16"

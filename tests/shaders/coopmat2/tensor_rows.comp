@@ -5,8 +5,8 @@
 // edge are partly clamped (clamp value 0x3C17); then stored to the tiled tensor y (every tile
 // inside it) and back to z through the load's own slice (elements outside are not written).
 // With -DTRANSPOSED the matrix is read through the view (2, false, 1, 0) from the slice at
-// (tc * COLS + p.coff, COLS, tr * ROWS + p.roff, ROWS): the transpose of that block of x; only
-// the tiled store to y follows.
+// (tc * COLS + p.coff, COLS, tr * ROWS + p.roff, ROWS): the transpose of that block of x; it is
+// stored tiled to y, and back to z through the same view and slice (the block of x again).
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -32,6 +32,7 @@ void main() {
     tensorViewNV<2, false, 1, 0> tv = createTensorViewNV(2, false, 1, 0);
     coopMatLoadTensorNV(m, x, 0, t, tv);
     coopMatStoreTensorNV(m, y, 0, sliceTensorLayoutNV(ty, tr * ROWS, ROWS, tc * COLS, COLS));
+    coopMatStoreTensorNV(m, z, 0, t, tv);
 #else
     t = sliceTensorLayoutNV(t, tr * ROWS + p.roff, ROWS, tc * COLS + p.coff, COLS);
     coopMatLoadTensorNV(m, x, 0, t);

@@ -17,7 +17,7 @@ import pytest
 import jitcoop
 from jitcoop import BindingError, ExecutionError
 from conftest import SHADERS
-from test_shader_divergent import SENTINEL, SLOTS, _reference
+from test_shader_divergent import run_and_check
 
 
 def _groups_in_step(rng, n):
@@ -45,13 +45,7 @@ def test_divergent_control_flow_at_every_group_size(rng, variant, G):
     sg = 32
     k = jitcoop.Device("generic", subgroup_size=sg).load(SHADERS / f"{variant}.spv").kernel(lane_groups=G)
     assert k.meta.lane_group == G, k.meta.lane_group_why
-    a = _groups_in_step(rng, 64 * 4)
-    o = np.full(len(a) * SLOTS, SENTINEL, np.int32)
-    k.dispatch((4, 1, 1), {0: a, 1: o})
-    want = _reference(a, sg)
-    got = o.reshape(-1, SLOTS)
-    for slot in range(SLOTS):
-        np.testing.assert_array_equal(got[:, slot], want[:, slot], err_msg=f"slot {slot}")
+    run_and_check(k, _groups_in_step(rng, 64 * 4), sg)
 
 
 BAD = (SHADERS / "bad_index.spv").read_bytes()

@@ -119,131 +119,7 @@ HELPERS = {
   %r = call float @jc.round_bf16(float %o)
   ret float %r
 }""",
-    # The earliest collective any lane waits at (-1: every lane has finished): a min reduction,
-    # 8 lanes a step in explicit vector code, then the rest one at a time.
-    "next": """define internal i32 @jc.next(ptr %state, i64 %n) noinline {
-entry:
-  %nv = and i64 %n, -8
-  %anyv = icmp ne i64 %nv, 0
-  br i1 %anyv, label %vloop, label %vdone
-vloop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %vloop ]
-  %c = phi <8 x i32> [ <i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824>, %entry ], [ %c1, %vloop ]
-  %p = getelementptr i32, ptr %state, i64 %i
-  %s = load <8 x i32>, ptr %p, align 4
-  %w = icmp sle <8 x i32> %s, <i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2>
-  %k0 = sub <8 x i32> <i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2, i32 -2>, %s
-  %k = select <8 x i1> %w, <8 x i32> %k0, <8 x i32> <i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824, i32 1073741824>
-  %c1 = call <8 x i32> @llvm.smin.v8i32(<8 x i32> %c, <8 x i32> %k)
-  %i1 = add i64 %i, 8
-  %more = icmp ult i64 %i1, %nv
-  br i1 %more, label %vloop, label %vred
-vred:
-  %cr = call i32 @llvm.vector.reduce.smin.v8i32(<8 x i32> %c1)
-  br label %vdone
-vdone:
-  %cv = phi i32 [ 1073741824, %entry ], [ %cr, %vred ]
-  %tail = icmp ult i64 %nv, %n
-  br i1 %tail, label %sloop, label %done
-sloop:
-  %j = phi i64 [ %nv, %vdone ], [ %j1, %sloop ]
-  %d = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]
-  %q = getelementptr i32, ptr %state, i64 %j
-  %t = load i32, ptr %q
-  %tw = icmp sle i32 %t, -2
-  %tk0 = sub i32 -2, %t
-  %tk = select i1 %tw, i32 %tk0, i32 1073741824
-  %d1 = call i32 @llvm.smin.i32(i32 %d, i32 %tk)
-  %j1 = add i64 %j, 1
-  %smore = icmp ult i64 %j1, %n
-  br i1 %smore, label %sloop, label %done
-done:
-  %m = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]
-  %none = icmp eq i32 %m, 1073741824
-  %r = select i1 %none, i32 -1, i32 %m
-  ret i32 %r
-}""",
-    # Whether every lane waits at the same collective (the workgroup is converged there).
-    "converged": """define internal i1 @jc.converged(ptr %state, i64 %n) noinline {
-entry:
-  %s0 = load i32, ptr %state
-  %s0a = insertelement <8 x i32> poison, i32 %s0, i64 0
-  %s0v = shufflevector <8 x i32> %s0a, <8 x i32> poison, <8 x i32> zeroinitializer
-  %nv = and i64 %n, -8
-  %anyv = icmp ne i64 %nv, 0
-  br i1 %anyv, label %vloop, label %vdone
-vloop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %vloop ]
-  %dv = phi <8 x i32> [ zeroinitializer, %entry ], [ %dv1, %vloop ]
-  %p = getelementptr i32, ptr %state, i64 %i
-  %s = load <8 x i32>, ptr %p, align 4
-  %x = xor <8 x i32> %s, %s0v
-  %dv1 = or <8 x i32> %dv, %x
-  %i1 = add i64 %i, 8
-  %more = icmp ult i64 %i1, %nv
-  br i1 %more, label %vloop, label %vred
-vred:
-  %dr = call i32 @llvm.vector.reduce.or.v8i32(<8 x i32> %dv1)
-  br label %vdone
-vdone:
-  %dvs = phi i32 [ 0, %entry ], [ %dr, %vred ]
-  %tail = icmp ult i64 %nv, %n
-  br i1 %tail, label %sloop, label %done
-sloop:
-  %j = phi i64 [ %nv, %vdone ], [ %j1, %sloop ]
-  %d = phi i32 [ %dvs, %vdone ], [ %d1, %sloop ]
-  %q = getelementptr i32, ptr %state, i64 %j
-  %t = load i32, ptr %q
-  %tx = xor i32 %t, %s0
-  %d1 = or i32 %d, %tx
-  %j1 = add i64 %j, 1
-  %smore = icmp ult i64 %j1, %n
-  br i1 %smore, label %sloop, label %done
-done:
-  %df = phi i32 [ %dvs, %vdone ], [ %d1, %sloop ]
-  %same = icmp eq i32 %df, 0
-  %w = icmp sle i32 %s0, -2
-  %r = and i1 %same, %w
-  ret i1 %r
-}""",
-    # Lanes waiting at `wait` continue at resume point `to`: every state rewritten (a blend,
-    # stored whole; volatile, so that LLVM does not make it a masked store of `to`, which is
-    # microcoded on AMD processors: 80 ns for 128 lanes).
-    "resume": """define internal void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to) noinline {
-entry:
-  %wa = insertelement <8 x i32> poison, i32 %wait, i64 0
-  %wv = shufflevector <8 x i32> %wa, <8 x i32> poison, <8 x i32> zeroinitializer
-  %ta = insertelement <8 x i32> poison, i32 %to, i64 0
-  %tv = shufflevector <8 x i32> %ta, <8 x i32> poison, <8 x i32> zeroinitializer
-  %nv = and i64 %n, -8
-  %anyv = icmp ne i64 %nv, 0
-  br i1 %anyv, label %vloop, label %vdone
-vloop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %vloop ]
-  %p = getelementptr i32, ptr %state, i64 %i
-  %s = load <8 x i32>, ptr %p, align 4
-  %w = icmp eq <8 x i32> %s, %wv
-  %v = select <8 x i1> %w, <8 x i32> %tv, <8 x i32> %s
-  store volatile <8 x i32> %v, ptr %p, align 4
-  %i1 = add i64 %i, 8
-  %more = icmp ult i64 %i1, %nv
-  br i1 %more, label %vloop, label %vdone
-vdone:
-  %tail = icmp ult i64 %nv, %n
-  br i1 %tail, label %sloop, label %done
-sloop:
-  %j = phi i64 [ %nv, %vdone ], [ %j1, %sloop ]
-  %q = getelementptr i32, ptr %state, i64 %j
-  %t = load i32, ptr %q
-  %tw = icmp eq i32 %t, %wait
-  %tvv = select i1 %tw, i32 %to, i32 %t
-  store i32 %tvv, ptr %q
-  %j1 = add i64 %j, 1
-  %smore = icmp ult i64 %j1, %n
-  br i1 %smore, label %sloop, label %done
-done:
-  ret void
-}""",
+    # The scheduler's scans of the lane states (_state_scan below, added after this dict).
     # Instances (of inv lanes) waiting at `wait` whose done flag (one byte each) is not set.
     "waiting_left": """define internal i64 @jc.waiting_left(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %flags) {
 entry:
@@ -451,6 +327,107 @@ done:
   ret i64 %c1
 }""",
 }
+
+def _state_scan(name: str, sig: str, setup: str, step: str, acc=None, finish: str = "", consts=None) -> str:
+    """A helper that walks the n lane states at %state, 8 at a time in explicit vector code, then
+    the rest one at a time. `step` is the work on one piece: IR with {T} (<8 x i32> or i32),
+    {B} (the matching i1 type), {cNAME} (the constant consts[NAME] of that type) and {p} (a prefix for its
+    names: %v. or %s., which `setup` may define values under), reading the states in %{p}s; with an accumulator acc = (identity, reduce, fold, result type), step leaves its
+    piece's value in %{p}k and fold(T, a, b) combines two values; `finish` turns the total in
+    %total into the function's result."""
+    def fill(T, p):
+        c = (lambda x: "<" + ", ".join(f"i32 {x}" for _ in range(8)) + ">") if T != "i32" else (lambda x: str(x))
+        named = {f"c{k}": c(v) for k, v in (consts or {}).items()}
+        return step.format(T=T, B="<8 x i1>" if T != "i32" else "i1", p=p, **named)
+    if acc is not None:
+        ident, reduce, fold, rt = acc
+        vec_acc = f"  %c = phi <8 x i32> [ <{', '.join(f'i32 {ident}' for _ in range(8))}>, %entry ], [ %c1, %vloop ]"
+        vec_fold = f"  %c1 = {fold('<8 x i32>', '%c', '%v.k')}"
+        sc_acc = f"  %d = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]"
+        sc_fold = f"  %d1 = {fold('i32', '%d', '%s.k')}"
+        vred = f"""vred:
+  %cr = {reduce}
+  br label %vdone
+vdone:
+  %cv = phi i32 [ {ident}, %entry ], [ %cr, %vred ]"""
+        tail_end = "  %total = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]\n" + finish
+    else:
+        vec_acc = vec_fold = sc_acc = sc_fold = ""
+        vred = "vred:\n  br label %vdone\nvdone:"
+        tail_end = "  ret void"
+    return f"""define internal {sig} noinline {{
+entry:
+{setup}
+  %nv = and i64 %n, -8
+  %anyv = icmp ne i64 %nv, 0
+  br i1 %anyv, label %vloop, label %vdone
+vloop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %vloop ]
+{vec_acc}
+  %v.p = getelementptr i32, ptr %state, i64 %i
+  %v.s = load <8 x i32>, ptr %v.p, align 4
+{fill("<8 x i32>", "%v.")}
+{vec_fold}
+  %i1 = add i64 %i, 8
+  %more = icmp ult i64 %i1, %nv
+  br i1 %more, label %vloop, label %vred
+{vred}
+  %tail = icmp ult i64 %nv, %n
+  br i1 %tail, label %sloop, label %done
+sloop:
+  %j = phi i64 [ %nv, %vdone ], [ %j1, %sloop ]
+{sc_acc}
+  %s.p = getelementptr i32, ptr %state, i64 %j
+  %s.s = load i32, ptr %s.p
+{fill("i32", "%s.")}
+{sc_fold}
+  %j1 = add i64 %j, 1
+  %smore = icmp ult i64 %j1, %n
+  br i1 %smore, label %sloop, label %done
+done:
+{tail_end}
+}}"""
+
+
+_NONE = 1073741824       # larger than any collective index
+# The earliest collective any lane waits at (-1: every lane has finished): a min reduction.
+HELPERS["next"] = _state_scan(
+    "next", "i32 @jc.next(ptr %state, i64 %n)", "",
+    """  {p}w = icmp sle {T} {p}s, {cm2}
+  {p}k0 = sub {T} {cm2}, {p}s
+  {p}k = select {B} {p}w, {T} {p}k0, {T} {cnone}""",
+    acc=(_NONE, "call i32 @llvm.vector.reduce.smin.v8i32(<8 x i32> %c1)",
+         lambda T, a, b: f"call {T} @llvm.smin.{'v8i32' if T != 'i32' else 'i32'}({T} {a}, {T} {b})", "i32"),
+    finish=f"""  %none = icmp eq i32 %total, {_NONE}
+  %r = select i1 %none, i32 -1, i32 %total
+  ret i32 %r""", consts={"m2": -2, "none": _NONE})
+# Whether every lane waits at the same collective (the workgroup is converged there).
+HELPERS["converged"] = _state_scan(
+    "converged", "i1 @jc.converged(ptr %state, i64 %n)",
+    """  %s0 = load i32, ptr %state
+  %s0a = insertelement <8 x i32> poison, i32 %s0, i64 0
+  %v.s0 = shufflevector <8 x i32> %s0a, <8 x i32> poison, <8 x i32> zeroinitializer
+  %s.s0 = add i32 %s0, 0""",
+    "  {p}k = xor {T} {p}s, {p}s0",
+    acc=(0, "call i32 @llvm.vector.reduce.or.v8i32(<8 x i32> %c1)", lambda T, a, b: f"or {T} {a}, {b}", "i32"),
+    finish="""  %same = icmp eq i32 %total, 0
+  %w = icmp sle i32 %s0, -2
+  %r = and i1 %same, %w
+  ret i1 %r""")
+# Lanes waiting at `wait` continue at resume point `to`: every state rewritten (a blend, stored
+# whole; volatile, so that LLVM does not make it a masked store of `to`, which is microcoded on
+# AMD processors: 80 ns for 128 lanes).
+HELPERS["resume"] = _state_scan(
+    "resume", "void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to)",
+    """  %wa = insertelement <8 x i32> poison, i32 %wait, i64 0
+  %v.wait = shufflevector <8 x i32> %wa, <8 x i32> poison, <8 x i32> zeroinitializer
+  %ta = insertelement <8 x i32> poison, i32 %to, i64 0
+  %v.to = shufflevector <8 x i32> %ta, <8 x i32> poison, <8 x i32> zeroinitializer
+  %s.wait = add i32 %wait, 0
+  %s.to = add i32 %to, 0""",
+    """  {p}w = icmp eq {T} {p}s, {p}wait
+  {p}v = select {B} {p}w, {T} {p}to, {T} {p}s
+  store volatile {T} {p}v, ptr {p}p, align 4""")
 
 # Intrinsics a helper calls (declared once per module, with every other declaration).
 INTRINSICS = {

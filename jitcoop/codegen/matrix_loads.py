@@ -98,62 +98,8 @@ def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, 
     name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{em.W}.p{psize}.f{fmt}.{slot}.b{B}"
     if name not in em.decls:
         em.decls[name] = _function(em, name, inv, cols, rows, psize, SIZE_OF[_mem_type(fmt)], "",
-                                   _columns_in(em.W, rows, cols, inv, fmt, slot, B, stride_lines(psize)))
+                                   _columns(em.W, rows, cols, inv, fmt, slot, B, stride_lines(psize), False))
     return name
-
-
-def _columns_in(W, rows, cols, inv, fmt, slot, B, line) -> str:
-    """The body that loads columns (memory lines at `line`) into the striped layout's fragments,
-    B x B blocks through a register transpose."""
-    esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
-    vec = f"<{B} x {slot}>"
-    body = [f"""  br label %cb
-cb:
-  %c0 = phi i64 [ 0, %copy ], [ %c1, %rb.end ]
-  br label %rb
-rb:
-  %r0 = phi i64 [ 0, %cb ], [ %r1, %{"blk"} ]
-  %r0b = mul i64 %r0, {esize}"""]
-    loaded = []
-    last = "rb"
-    for i in range(B):
-        p = f"l{i}"
-        body.append(f"""  %{p}.c = add i64 %c0, {i}
-{line(f"%{p}.c", f"%{p}.a0")}
-  %{p}.a = add i64 %{p}.a0, %r0b
-  %{p}.ptr = inttoptr i64 %{p}.a to ptr""")
-        conv, last = _convert(fmt, B, slot, f"%{p}.ptr", f"%{p}.v", last)
-        body.append(conv)
-        loaded.append(f"%{p}.v")
-    n = [0]
-
-    def fresh():
-        n[0] += 1
-        return f"%tr{n[0]}"
-    tr, out = transpose_rounds(B, vec, loaded, fresh)
-    body += tr
-    for j in range(B):
-        # row r0 + j, columns c0 .. c0 + B - 1: consecutive slots (B divides the run)
-        body.append(f"""  %s{j}.r = add i64 %r0, {j}
-  %s{j}.rc = mul i64 %s{j}.r, {cols}
-  %s{j}.k = add i64 %s{j}.rc, %c0
-  %s{j}.e = udiv i64 %s{j}.k, {inv}
-  %s{j}.l = urem i64 %s{j}.k, {inv}
-  %s{j}.ew = mul i64 %s{j}.e, {W}
-  %s{j}.j0 = add i64 %s{j}.ew, %base
-  %s{j}.j = add i64 %s{j}.j0, %s{j}.l
-  %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j
-  store {vec} {out[j]}, ptr %s{j}.d, align {ssize}""")
-    body.append(f"""  br label %blk
-blk:
-  %r1 = add i64 %r0, {B}
-  %rmore = icmp ult i64 %r1, {rows}
-  br i1 %rmore, label %rb, label %rb.end
-rb.end:
-  %c1 = add i64 %c0, {B}
-  %cmore = icmp ult i64 %c1, {cols}
-  br i1 %cmore, label %cb, label %inst.next""")
-    return "\n".join(body)
 
 
 def _supported(fmt: int, slot: str) -> bool:
@@ -330,10 +276,11 @@ def _rows_out(W, rows, cols, inv, run, fmt, slot, line) -> str:
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, "run")
 
 
-def _columns_out(W, rows, cols, inv, fmt, slot, B, line) -> str:
-    """The body that stores the striped layout's fragments to columns (memory lines at `line`,
-    which do not overlap), B x B blocks through a register transpose: the inverse of
-    _columns_in."""
+def _columns(W, rows, cols, inv, fmt, slot, B, line, store: bool) -> str:
+    """The body that moves the striped layout's fragments from (or, `store`, to) columns: memory
+    lines at `line` (non-overlapping, for a store), B x B blocks through a register transpose.
+    Block (r0, c0): B column pieces of B elements, and B row pieces of B slots (consecutive:
+    B divides the run), transposed one into the other."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     vec = f"<{B} x {slot}>"
     body = [f"""  br label %cb
@@ -341,11 +288,18 @@ cb:
   %c0 = phi i64 [ 0, %copy ], [ %c1, %rb.end ]
   br label %rb
 rb:
-  %r0 = phi i64 [ 0, %cb ], [ %r1, %rb ]
+  %r0 = phi i64 [ 0, %cb ], [ %r1, %blk ]
   %r0b = mul i64 %r0, {esize}"""]
-    rowv = []
-    for j in range(B):
-        body.append(f"""  %s{j}.r = add i64 %r0, {j}
+    last = "rb"
+
+    def column(i):          # the address of column c0 + i at row r0
+        return f"""  %l{i}.c = add i64 %c0, {i}
+{line(f"%l{i}.c", f"%l{i}.a0")}
+  %l{i}.a = add i64 %l{i}.a0, %r0b
+  %l{i}.ptr = inttoptr i64 %l{i}.a to ptr"""
+
+    def row(j):             # the slot of row r0 + j at column c0
+        return f"""  %s{j}.r = add i64 %r0, {j}
   %s{j}.rc = mul i64 %s{j}.r, {cols}
   %s{j}.k = add i64 %s{j}.rc, %c0
   %s{j}.e = udiv i64 %s{j}.k, {inv}
@@ -353,26 +307,32 @@ rb:
   %s{j}.ew = mul i64 %s{j}.e, {W}
   %s{j}.j0 = add i64 %s{j}.ew, %base
   %s{j}.j = add i64 %s{j}.j0, %s{j}.l
-  %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j
-  %s{j}.v = load {vec}, ptr %s{j}.d, align {ssize}""")
-        rowv.append(f"%s{j}.v")
+  %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j"""
+    pieces = []
+    for i in range(B):
+        if store:
+            body.append(row(i) + f"\n  %s{i}.v = load {vec}, ptr %s{i}.d, align {ssize}")
+            pieces.append(f"%s{i}.v")
+        else:
+            conv, last = _convert(fmt, B, slot, f"%l{i}.ptr", f"%l{i}.v", last)
+            body += [column(i), conv]
+            pieces.append(f"%l{i}.v")
     n = [0]
 
     def fresh():
         n[0] += 1
         return f"%tr{n[0]}"
-    tr, colv = transpose_rounds(B, vec, rowv, fresh)
+    tr, moved = transpose_rounds(B, vec, pieces, fresh)
     body += tr
-    for i in range(B):
-        p = f"l{i}"
-        conv, m = _to_mem(fmt, B, slot, colv[i], f"%{p}.m.")
-        body.append(f"""  %{p}.c = add i64 %c0, {i}
-{line(f"%{p}.c", f"%{p}.a0")}
-  %{p}.a = add i64 %{p}.a0, %r0b
-  %{p}.ptr = inttoptr i64 %{p}.a to ptr
-{conv}
-  store <{B} x {_bits_type(fmt)}> {m}, ptr %{p}.ptr, align 1""")
-    body.append(f"""  %r1 = add i64 %r0, {B}
+    for j in range(B):
+        if store:
+            conv, m = _to_mem(fmt, B, slot, moved[j], f"%l{j}.m.")
+            body += [column(j), conv, f"  store <{B} x {_bits_type(fmt)}> {m}, ptr %l{j}.ptr, align 1"]
+        else:
+            body += [row(j), f"  store {vec} {moved[j]}, ptr %s{j}.d, align {ssize}"]
+    body.append(f"""  br label %blk
+blk:
+  %r1 = add i64 %r0, {B}
   %rmore = icmp ult i64 %r1, {rows}
   br i1 %rmore, label %rb, label %rb.end
 rb.end:
@@ -507,7 +467,7 @@ def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: 
         B = transpose_block(slot)
         if rows % B or cols % B or run % B:
             return None
-        body = (_columns_in if kind == "columns" else _columns_out)(W, rows, cols, inv, fmt, slot, B, line)
+        body = _columns(W, rows, cols, inv, fmt, slot, B, line, kind == "store_columns")
     elif kind == "rows":
         body = _rows_in(W, rows, cols, inv, run, fmt, slot, line)
     else:

@@ -251,20 +251,26 @@ def plan_clean(rdim, rows, cols, rt, ct):
 
 
 @njit(**_opts)
+def _lines_contiguous(along, n, across, m):
+    """Under a clean plan: whether the element index steps by one along the `along` table's n
+    entries (along[i] = along[0] + i), with no 32-bit wrap inside any of the m lines the
+    `across` table starts."""
+    a0 = along[0, P_PART]
+    for i in range(n):
+        if along[i, P_PART] != a0 + i:
+            return False
+    for j in range(m):
+        if ((across[j, P_PART] + a0) & 0xFFFFFFFF) + n > 0x100000000:
+            return False
+    return True
+
+
+@njit(**_opts)
 def rows_contiguous(rdim, rows, cols, rt, ct):
     """True when, under a clean plan, each matrix row is cols consecutive elements in memory
     (the row selects layout dimension 0 and the columns walk dimension 1 with stride 1, no
     32-bit wrap inside a row)."""
-    if rdim != 0:
-        return False
-    c0 = ct[0, P_PART]
-    for c in range(cols):
-        if ct[c, P_PART] != c0 + c:
-            return False
-    for r in range(rows):
-        if ((rt[r, P_PART] + c0) & 0xFFFFFFFF) + cols > 0x100000000:
-            return False
-    return True
+    return rdim == 0 and _lines_contiguous(ct, cols, rt, rows)
 
 
 @njit(**_opts)
@@ -377,17 +383,10 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
                 return LINES_NONE
             lines[r] = (rt[r, P_PART] + ct[0, P_PART]) & 0xFFFFFFFF
         return LINES_ROWS
-    if not columns or store:
+    if not columns or store or not _lines_contiguous(rt, rows, ct, cols):
         return LINES_NONE
-    r0 = rt[0, P_PART]
-    for r in range(rows):
-        if rt[r, P_PART] != r0 + r:
-            return LINES_NONE
     for c in range(cols):
-        start = r0 + ct[c, P_PART]
-        if start < 0 or (start & 0xFFFFFFFF) + rows > 0x100000000:
-            return LINES_NONE
-        start &= 0xFFFFFFFF
+        start = (rt[0, P_PART] + ct[c, P_PART]) & 0xFFFFFFFF
         if not _span_ok(p + start * esize, rows * esize, lo, hi, ranges):
             return LINES_NONE
         lines[c] = start

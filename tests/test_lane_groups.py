@@ -118,7 +118,9 @@ def test_same_bytes_with_and_without_lane_groups(name):
     from metamorphic.recipes import RECIPES
     bench = Bench(RECIPES[name])            # its reference ran the default kernel
     r = bench.recipe
-    if bench.kernel(r.path.read_bytes()).meta.lanes_run == 1:
+    meta = bench.kernel(r.path.read_bytes()).meta
+    assert not (meta.lane_group_why or "").startswith("internal error"), meta.lane_group_why
+    if meta.lanes_run == 1:
         pytest.skip("lane-invariant: one invocation's code runs")
     k = bench.device.load(r.path.read_bytes()).kernel(r.entry, spec=dict(r.spec), **{**r.options, "lane_groups": False})
     got = bench.run(k)
@@ -136,3 +138,18 @@ def test_the_option():
     # fewer invocations than a group: one after another
     k = jitcoop.Device().load(SHADERS / "layouts.spv").kernel(lane_groups=8)
     assert k.meta.lane_group == 0 and "fewer than a group" in k.meta.lane_group_why
+
+
+def test_a_vectorizer_failure_leaves_the_scalar_code(monkeypatch, rng):
+    """An exception inside the vectorizer after it began to change the function (a bug of
+    lanevec) puts the function back: the kernel runs one invocation at a time, correctly, and
+    says why it has no lane groups."""
+    from jitcoop.codegen import lanevec
+
+    def broken(self):
+        raise ValueError("a bug")
+    monkeypatch.setattr(lanevec._LaneGroups, "_vector_copy", broken)
+    k = jitcoop.Device().load(SHADERS / "divergent.spv").kernel(compile_timeout=0, opt_level=2)
+    assert k.meta.lane_group == 0
+    assert k.meta.lane_group_why.startswith("internal error in the lane-group vectorizer (ValueError")
+    run_and_check(k, _groups_in_step(rng, 64 * 2), 32)

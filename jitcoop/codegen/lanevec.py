@@ -463,12 +463,38 @@ class Plan:
 
 def vectorize(fn, plan: Plan) -> str | None:
     """Add the vector copy of the lane region to `fn` (the kernel function after the emitter
-    wrote it). Returns None when done, or why the kernel stays scalar."""
+    wrote it). Returns None when done, or why the kernel stays scalar: a line this module does
+    not vectorize, or (a bug of this module) an exception, after which `fn` is put back as it
+    was, so that the kernel still runs, one invocation at a time."""
+    saved = _snapshot(fn)
     try:
         _LaneGroups(fn, plan).run()
     except Unsupported as e:
+        _restore(fn, saved)
         return str(e)
+    except Exception as e:          # noqa: BLE001 - the scalar code is still right
+        _restore(fn, saved)
+        return f"internal error in the lane-group vectorizer ({type(e).__name__}: {e})"
     return None
+
+
+def _snapshot(fn):
+    """What vectorize may change in a Function: its blocks' line lists, allocas, phis' edges."""
+    phis = [ln for _, lines in fn.blocks for ln in lines if isinstance(ln, Phi)]
+    return ([(lab, list(lines), lines) for lab, lines in fn.blocks], list(fn.allocas),
+            [(ph, list(ph.incoming)) for ph in phis], dict(fn._by_label))
+
+
+def _restore(fn, saved):
+    blocks, allocas, phis, by_label = saved
+    for _, copy, lines in blocks:
+        lines[:] = copy
+    fn.blocks[:] = [(lab, lines) for lab, _, lines in blocks]
+    fn.allocas[:] = allocas
+    for ph, inc in phis:
+        ph.incoming = inc
+    fn._by_label.clear()
+    fn._by_label.update(by_label)
 
 
 class _LaneGroups:

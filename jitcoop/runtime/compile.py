@@ -109,7 +109,19 @@ def _generate(module, entry, spec, profile, subgroup_size, options, key):
     from ..spirv.specialize import Specialization
     gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
     ir, meta = gen.build(f"kernel.{key}")
-    obj = jit.compile_ir(ir, options.opt_level)
+    try:
+        obj = jit.compile_ir(ir, options.opt_level)
+    except RuntimeError as e:
+        if not meta.lane_group:
+            raise
+        # the lane groups' vector copy is the one part made from the generated IR rather than
+        # from SPIR-V: should LLVM refuse it, the kernel still runs one invocation at a time
+        why = f"internal error in the lane-group vectorizer (LLVM: {str(e).splitlines()[0]})"
+        gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size,
+                        options.replace(lane_groups=False), profile=profile)
+        ir, meta = gen.build(f"kernel.{key}")
+        meta.lane_group_why = why
+        obj = jit.compile_ir(ir, options.opt_level)
     return ir, meta, obj
 
 

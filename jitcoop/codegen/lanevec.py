@@ -1461,7 +1461,24 @@ class _VecEmitter:
             self.lg.p.declare(f"@{vname}", f"declare {_vt(G, ins.rtype)} @{vname}({decl_args})")
             self.define(ins.res, f"call {_vt(G, ins.rtype)} @{vname}({', '.join(args)})")
             return
+        if self._vector_call(ins):
+            return
         self.per_lane(ins)
+
+    def _vector_call(self, ins: Ins) -> bool:
+        """A call of a straight-line helper (jitcoop.codegen.helpers: the small-float conversions)
+        on vectors: its vector version, made once per module (vector_helper). False when there
+        is none."""
+        callee = ins.extra["callee"]
+        if not callee.startswith("jc.") or not is_scalar(ins.rtype):
+            return False
+        name = vector_helper(callee[3:], self.G, self.lg.p.declare)
+        if name is None:
+            return False
+        G = self.G
+        args = ", ".join(f"{_vt(G, t)} {self.vop(t, v)}" for t, v in ins.args)
+        self.define(ins.res, f"call {_vt(G, ins.rtype)} {name}({args})")
+        return True
 
     def call(self, ins: Ins):
         """A call without a result: once if pure and uniform, else per invocation."""
@@ -1608,6 +1625,81 @@ class _VecEmitter:
         if t == "i1":
             val = self.op(f"zext {_vt(G, 'i1')} {val} to {_vt(G, 'i8')}")
         self.emit(f"store {_vt(G, st)} {val}, ptr {row}, align 1")
+
+
+def vector_helper(name: str, G: int, declare) -> str | None:
+    """The G-wide version of helper `name` (a straight-line function of scalars: the float16,
+    bfloat16 conversions and roundings), declared in the module through `declare`: each
+    instruction on <G x T>, calls of other helpers and of elementwise intrinsics in their vector
+    forms. None for a helper with control flow or anything else."""
+    from .helpers import HELPERS
+    vname = f"@jc.{name}.v{G}"
+    if name not in HELPERS:
+        return None
+    lines = HELPERS[name].strip().splitlines()
+    m = re.match(r"^define internal (\S+) @jc\.[-\w.]+\((.*)\)[^{]*\{$", lines[0])
+    if not m or lines[-1] != "}":
+        return None
+    rt = m.group(1)
+    params = [p.strip().split() for p in m.group(2).split(",") if p.strip()]
+    if not is_scalar(rt) or any(len(p) != 2 or not is_scalar(p[0]) for p in params):
+        return None
+    body = [ln.strip() for ln in lines[1:-1] if ln.strip() and not ln.strip().startswith(";")]
+    if any(ln.endswith(":") for ln in body):
+        return None                     # more than one block
+    vt = lambda t: _vt(G, t)
+
+    def vo(t, v):
+        return v if _is_name(v) else ("poison" if v in ("poison", "undef") else _const_vec(G, t, v))
+    out = []
+    for ln in body:
+        try:
+            ins = parse(ln)
+        except Unsupported:
+            return None
+        r = f"{ins.res} = " if ins.res else ""
+        k = ins.kind
+        if k == "bin":
+            (t, a), (_, b) = ins.args
+            flags = " ".join(f for f in ins.text.split("=", 1)[1].split()[1:] if f in _FLAGS)
+            out.append(f"{r}{ins.op} {flags + ' ' if flags else ''}{vt(t)} {vo(t, a)}, {vo(t, b)}")
+        elif k == "un":
+            (t, a), = ins.args
+            out.append(f"{r}fneg {vt(t)} {vo(t, a)}")
+        elif k == "cmp":
+            (t, a), (_, b) = ins.args
+            out.append(f"{r}{ins.op} {ins.extra['pred']} {vt(t)} {vo(t, a)}, {vo(t, b)}")
+        elif k == "select":
+            (_, c), (t, a), (_, b) = ins.args
+            out.append(f"{r}select {vt('i1')} {vo('i1', c)}, {vt(t)} {vo(t, a)}, {vt(t)} {vo(t, b)}")
+        elif k == "cast":
+            (t, a), = ins.args
+            if not is_scalar(t) or not is_scalar(ins.rtype):
+                return None
+            out.append(f"{r}{ins.op} {vt(t)} {vo(t, a)} to {vt(ins.rtype)}")
+        elif k == "call":
+            callee = ins.extra["callee"]
+            base, types = _intrinsic(callee)
+            args = ", ".join(f"{vt(t)} {vo(t, v)}" for t, v in ins.args)
+            if callee.startswith("jc."):
+                inner = vector_helper(callee[3:], G, declare)
+                if inner is None:
+                    return None
+                out.append(f"{r}call {vt(ins.rtype)} {inner}({args})")
+            elif base in _VECTOR_INTRINSICS and base not in _IMMARG:
+                iname = "llvm." + base + "".join(f".v{G}{x}" for x in types)
+                declare(f"@{iname}", f"declare {vt(ins.rtype)} @{iname}({', '.join(vt(t) for t, _ in ins.args)})")
+                out.append(f"{r}call {vt(ins.rtype)} @{iname}({args})")
+            else:
+                return None
+        elif k == "end" and ins.op == "ret":
+            t, v = ins.text.split()[1], ins.text.split()[2]
+            out.append(f"ret {vt(t)} {vo(t, v)}")
+        else:
+            return None
+    header = f"define internal {vt(rt)} {vname}({', '.join(f'{vt(t)} {n}' for t, n in params)}) alwaysinline {{"
+    declare(vname, "\n".join([header] + ["  " + x for x in out] + ["}"]))
+    return vname
 
 
 def _mangle(t: str) -> str:

@@ -1354,9 +1354,19 @@ class _VecEmitter:
             self.define(ins.res, f"call {vt} {gather}({_vt(G, 'ptr')} {ptrs}, i32 {align}, "
                                  f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
             return
-        # contiguous at run time: one vector load; else a gather
-        contig = self._contiguous(ptrs, SIZES[t])
-        yes, no, join = self.fn.label("g.ld"), self.fn.label("g.gather"), self.fn.label("g.ldj")
+        # at run time: one address for the group (a scalar load, broadcast), contiguous
+        # addresses (one vector load), else a gather
+        same, contig = self._address_kinds(ptrs, SIZES[t])
+        one, yes, no, join = (self.fn.label(x) for x in ("g.ld1", "g.ld", "g.gather", "g.ldj"))
+        test = self.fn.label("g.ldc")
+        self.emit(f"br i1 {same}, label %{one}, label %{test}")
+        self.block(one)
+        q0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
+        s0 = self.op(f"load {t}, ptr {q0}, align {align}")
+        v0 = self._splat(t, s0)
+        one_end = self.cur
+        self.emit(f"br label %{join}")
+        self.block(test)
         self.emit(f"br i1 {contig}, label %{yes}, label %{no}")
         self.block(yes)
         p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
@@ -1367,7 +1377,25 @@ class _VecEmitter:
                      f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
         self.emit(f"br label %{join}")
         self.block(join)
-        self.define(ins.res, f"phi {vt} [ {v1}, %{yes} ], [ {v2}, %{no} ]")
+        self.define(ins.res, f"phi {vt} [ {v0}, %{one_end} ], [ {v1}, %{yes} ], [ {v2}, %{no} ]")
+
+    def _address_kinds(self, ptrs: str, size: int) -> tuple[str, str]:
+        """(all of the group's addresses are one, they are consecutive elements of `size` bytes):
+        two i1 operands."""
+        G = self.G
+        vi = _vt(G, "i64")
+        pi = self.op(f"ptrtoint {_vt(G, 'ptr')} {ptrs} to {vi}")
+        p0 = self.op(f"extractelement {vi} {pi}, i64 0")
+        s0 = self.op(f"insertelement {vi} poison, i64 {p0}, i64 0")
+        sp = self.op(f"shufflevector {vi} {s0}, {vi} poison, {_vt(G, 'i32')} zeroinitializer")
+        eq1 = self.op(f"icmp eq {vi} {pi}, {sp}")
+        m1 = self.op(f"bitcast {_vt(G, 'i1')} {eq1} to i{G}")
+        same = self.op(f"icmp eq i{G} {m1}, -1")
+        steps = "<" + ", ".join(f"i64 {i * size}" for i in range(G)) + ">"
+        want = self.op(f"add {vi} {sp}, {steps}")
+        eq = self.op(f"icmp eq {vi} {pi}, {want}")
+        m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
+        return same, self.op(f"icmp eq i{G} {m}, -1")
 
     def _contiguous(self, ptrs: str, size: int) -> str:
         G = self.G

@@ -1080,6 +1080,7 @@ class _VecEmitter:
         self.end_label = {}             # region block -> the label its vector copy ends in
         self.phi_fill = []              # (vector phi, scalar phi, shape)
         self.div_blocks = []            # the divergence exits' blocks (edges into lane.head)
+        self.done_early = set()         # loads of the block already emitted with their group
 
     # -- output -------------------------------------------------------------------------------------
     def block(self, label):
@@ -1186,7 +1187,14 @@ class _VecEmitter:
                     node = Phi(self.vname(ph.name), _vt(G, ph.t))
                 self.lines.insert(sum(isinstance(x, Phi) for x in self.lines), node)
                 self.phi_fill.append((node, ph, s))
-            for ins in b.ins[:-1]:
+            self.done_early = set()
+            body = b.ins[:-1]
+            for n, ins in enumerate(body):
+                if id(ins) in self.done_early:
+                    continue
+                if ins.kind == "load" and ins.res is not None and self.sh.get(ins.res, U) == V \
+                        and self._interleaved(ins, body[n + 1:]):
+                    continue
                 self.instruction(ins)
             self.terminator(lab, b.ins[-1])
         # phis: incoming values are computed at the end of each edge's block
@@ -1354,8 +1362,15 @@ class _VecEmitter:
             self.define(ins.res, f"call {vt} {gather}({_vt(G, 'ptr')} {ptrs}, i32 {align}, "
                                  f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
             return
-        # at run time: one address for the group (a scalar load, broadcast), contiguous
-        # addresses (one vector load), else a gather
+        self.define(ins.res, self._load_any(t, ptrs, align, as_phi=True))
+
+    def _load_any(self, t: str, ptrs: str, align: str, as_phi: bool = False) -> str:
+        """G values of type t from the group's addresses, sorted out at run time: one address
+        (a scalar load, broadcast), consecutive addresses (one vector load), else a gather.
+        Returns the loaded vector's name, or (as_phi) the phi text that merges the paths."""
+        G = self.G
+        vt = _vt(G, t)
+        gather = self._gather_decl(t)
         same, contig = self._address_kinds(ptrs, SIZES[t])
         one, yes, no, join = (self.fn.label(x) for x in ("g.ld1", "g.ld", "g.gather", "g.ldj"))
         test = self.fn.label("g.ldc")
@@ -1377,7 +1392,83 @@ class _VecEmitter:
                      f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
         self.emit(f"br label %{join}")
         self.block(join)
-        self.define(ins.res, f"phi {vt} [ {v0}, %{one_end} ], [ {v1}, %{yes} ], [ {v2}, %{no} ]")
+        phi = f"phi {vt} [ {v0}, %{one_end} ], [ {v1}, %{yes} ], [ {v2}, %{no} ]"
+        return phi if as_phi else self.op(phi)
+
+    def _address_parts(self, p: str):
+        """(base, byte offset) of a pointer made as inttoptr(base [+ constant]), else None."""
+        d = self.lg.defined.get(p)
+        if d is None or not isinstance(d[1], Ins) or d[1].op != "inttoptr":
+            return None
+        a = d[1].args[0][1]
+        e = self.lg.defined.get(a)
+        if e is not None and isinstance(e[1], Ins) and e[1].op == "add" and e[1].rtype == "i64":
+            c = _int(e[1].args[1][1])
+            if c is not None and _is_name(e[1].args[0][1]):
+                return e[1].args[0][1], c
+        return a, 0
+
+    def _interleaved(self, first: Ins, rest: list) -> bool:
+        """Loads of the leaves of one per-invocation aggregate (a vec4 in shared memory, say): k
+        loads of one type at base + off, base + off + size, ... in this block with no store or
+        call between. When the group's bases are k x size apart at run time, the group's k x G
+        elements are one contiguous run: k vector loads and a de-interleave (shuffles) instead of
+        k gathers. Emits the group and returns True, or returns False (nothing emitted)."""
+        t = first.rtype
+        size = SIZES.get(t)
+        parts = self._address_parts(first.args[0][1])
+        if size is None or parts is None or first.extra["volatile"] or self.shape(parts[0]) in (U, None):
+            return False
+        base, off0 = parts
+        group = {off0: first}
+        for ins in rest:
+            if ins.kind in ("store", "call", "atomic"):
+                break
+            if ins.kind == "load" and ins.rtype == t and ins.res is not None and not ins.extra["volatile"] \
+                    and self.sh.get(ins.res, U) == V:
+                q = self._address_parts(ins.args[0][1])
+                if q is not None and q[0] == base and q[1] not in group:
+                    group[q[1]] = ins
+        k = 0
+        while off0 + k * size in group:
+            k += 1
+        if k < 2 or k > 4 or _affine(self.shape(base)):
+            return False
+        members = [group[off0 + j * size] for j in range(k)]
+        G = self.G
+        vt, vi = _vt(G, t), _vt(G, "i64")
+        bv = self.vop("i64", base)
+        b0 = self.op(f"extractelement {vi} {bv}, i64 0")
+        s0 = self._splat("i64", b0)
+        steps = "<" + ", ".join(f"i64 {i * k * size}" for i in range(G)) + ">"
+        want = self.op(f"add {vi} {s0}, {steps}")
+        m = self.op(f"bitcast {_vt(G, 'i1')} {self.op(f'icmp eq {vi} {bv}, {want}')} to i{G}")
+        fast, slow, join = (self.fn.label(x) for x in ("g.ilv", "g.ilv.slow", "g.ilvj"))
+        self.emit(f"br i1 {self.op(f'icmp eq i{G} {m}, -1')}, label %{fast}, label %{slow}")
+        # fast: k vectors from lane 0's element on, then element j of invocation i is at i x k + j
+        self.block(fast)
+        a0 = self.op(f"add i64 {b0}, {off0}")
+        p0 = self.op(f"inttoptr i64 {a0} to ptr")
+        wide = self.op(f"load <{k * G} x {t}>, ptr {p0}, align {size}")
+        got = []
+        for j in range(k):
+            idx = ", ".join(f"i32 {i * k + j}" for i in range(G))
+            got.append(self.op(f"shufflevector <{k * G} x {t}> {wide}, <{k * G} x {t}> poison, <{G} x i32> <{idx}>"))
+        self.emit(f"br label %{join}")
+        # slow: each leaf on its own (one address, contiguous, or a gather)
+        self.block(slow)
+        slow_vals = []
+        for j in range(k):
+            aj = self.op(f"add {vi} {bv}, {self._splat('i64', str(off0 + j * size))}")
+            pj = self.op(f"inttoptr {vi} {aj} to {_vt(G, 'ptr')}")
+            slow_vals.append(self._load_any(t, pj, str(size)))
+        slow_end = self.cur
+        self.emit(f"br label %{join}")
+        self.block(join)
+        for ins, a, b in zip(members, got, slow_vals):
+            self.define(ins.res, f"phi {vt} [ {a}, %{fast} ], [ {b}, %{slow_end} ]")
+            self.done_early.add(id(ins))
+        return True
 
     def _address_kinds(self, ptrs: str, size: int) -> tuple[str, str]:
         """(all of the group's addresses are one, they are consecutive elements of `size` bytes):

@@ -80,6 +80,11 @@ _LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "ac
          "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "ldexp", "expf", "logf", "powf", "sqrt", "cbrt"}
 
 
+COSTLY_SHARE = 0.25     # the share of costly instructions (_LaneGroups.costly), and their number,
+COSTLY_MOST = 128       # past which lane groups are left out (each is several blocks of vector
+                        # code: a shader of hundreds compiled 3-7 times slower, for little)
+
+
 class Unsupported(Exception):
     """A line of the lane region this module does not vectorize: the kernel stays scalar."""
 
@@ -521,6 +526,7 @@ class _LaneGroups:
         self._alloca_types()
         self._shapes()
         self._liveness()
+        self._worth_it()
         # every line was read: now change the function
         self._split_and_demote()
         self._scalar_entries()
@@ -782,6 +788,38 @@ class _LaneGroups:
         for x in self.demoted:
             if not is_scalar(self.type_of(x)) and not self.type_of(x).startswith("{"):
                 raise Unsupported(f"{x} of type {self.type_of(x)} is live at a divergence point")
+
+    def costly(self, ins: Ins) -> bool:
+        """Whether the vector copy of an instruction does the work once per invocation, or
+        sorts out its addresses at run time: a memory access through per-invocation addresses
+        that do not step by the element size, a call with no vector form, an atomic, an
+        instruction on aggregates or LLVM vectors."""
+        k = ins.kind
+        if k in ("load", "store"):
+            p = ins.args[0][1] if k == "load" else ins.args[1][1]
+            s = self.shape(p)
+            t = ins.rtype if k == "load" else ins.args[0][0]
+            return p not in self.ash and s not in (U, None) and not (_affine(s) and s[1] == SIZES.get(t))
+        if ins.res is None:
+            return k in ("atomic", "call") and not (k == "call" and _pure(ins.extra["callee"]))
+        s = self.sh.get(ins.res, U)
+        if s == U:
+            return False
+        if k == "call":
+            base, _ = _intrinsic(ins.extra["callee"])
+            return not (base in _VECTOR_INTRINSICS or ins.extra["callee"].startswith("jc."))
+        return s == L or k in ("atomic", "generic")
+
+    def _worth_it(self):
+        """Lane groups pay where most of the lane code becomes plain vector instructions; where
+        much of it would run once per invocation anyway, or test its addresses at run time, the
+        vector copy mostly adds compile time (and can run slower than the scalar code)."""
+        ins = [i for lab in self.region for i in self.blocks[lab].ins]
+        n = sum(1 for i in ins if i.kind not in ("br", "cbr", "switch", "end"))
+        costly = sum(1 for i in ins if self.costly(i))
+        if n and (costly > COSTLY_SHARE * n or costly > COSTLY_MOST):
+            raise Unsupported(f"not worth it: {costly} of the lane code's {n} instructions would run once per "
+                              f"invocation or sort out their addresses at run time")
 
     def _uses_defs(self, ins: Ins, items):
         u = {n for n in ins.names() if n in items or n in self.used_allocas}

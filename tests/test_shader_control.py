@@ -129,11 +129,11 @@ def test_counted_loops_end_without_cancel_checks_only_when_they_must(spv):
     Optimized, and as glslang writes them (the header branches to a block with the test)."""
     import struct
     from jitcoop.errors import ExecutionError
-    k = jitcoop.Device().load(SHADERS / "core" / spv).kernel()
+    k = jitcoop.Device().load(SHADERS / "core" / spv).kernel(lane_groups=8)
     # Three lane-code checks are left, one per loop whose count the push constants decide, and
-    # the one at the start of every workgroup; the lane code's vector copy (lane groups) has
-    # the three loops' checks again.
-    assert k.meta.lane_group > 0
+    # the one at the start of every workgroup; the lane code's vector copy (lane groups, forced
+    # on) has the three loops' checks again.
+    assert k.meta.lane_group == 8
     assert k.source.count("load volatile i64, ptr %cancel") == 4 + 3
     rng = np.random.default_rng(5)
     x = rng.integers(0, 1 << 32, 512, dtype=np.uint32)

@@ -558,7 +558,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             why = lanevec.vectorize(self.fn, lanevec.Plan(
                 G=G, lanes=self.W, latch_false="sched.pick" if self.has_collectives else "wg.latch",
                 state=self.state if self.has_collectives else None, work_array=self.work_array,
-                entry_defs=self.entry_defs, declare=self.declare))
+                entry_defs=self.entry_defs, declare=self.declare, force=lg is not True))
         self.meta.lane_group = 0 if why else G
         self.meta.lane_group_why = why
 

@@ -80,6 +80,7 @@ _LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "ac
          "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "ldexp", "expf", "logf", "powf", "sqrt", "cbrt"}
 
 
+VECTOR_SIZE = 2.5       # the most lines the vector copy may have per line of the lane code
 COSTLY_SHARE = 0.25     # the share of costly instructions (_LaneGroups.costly), and their number,
 COSTLY_MOST = 128       # past which lane groups are left out (each is several blocks of vector
                         # code: a shader of hundreds compiled 3-7 times slower, for little)
@@ -464,6 +465,7 @@ class Plan:
     work_array: object        # KernelGen.work_array
     entry_defs: list          # the entry block's definitions (work area pointers)
     declare: object           # KernelGen.declare(name, text)
+    force: bool = False       # vectorize even where the cost model says it does not pay (lane_groups=G)
 
 
 def vectorize(fn, plan: Plan) -> str | None:
@@ -817,7 +819,7 @@ class _LaneGroups:
         ins = [i for lab in self.region for i in self.blocks[lab].ins]
         n = sum(1 for i in ins if i.kind not in ("br", "cbr", "switch", "end"))
         costly = sum(1 for i in ins if self.costly(i))
-        if n and (costly > COSTLY_SHARE * n or costly > COSTLY_MOST):
+        if n and not self.p.force and (costly > COSTLY_SHARE * n or costly > COSTLY_MOST):
             raise Unsupported(f"not worth it: {costly} of the lane code's {n} instructions would run once per "
                               f"invocation or sort out their addresses at run time")
 
@@ -1235,6 +1237,11 @@ class _VecEmitter:
                     continue
                 self.instruction(ins)
             self.terminator(lab, b.ins[-1])
+        size = sum(len(lines) for _, lines in self.new_blocks)
+        region = sum(len(lg.blocks[lab].ins) for lab in lg.region)
+        if not lg.p.force and size > VECTOR_SIZE * region:
+            raise Unsupported(f"not worth it: the vector copy would be {size / region:.1f} times the lane code "
+                              "(memory accesses sorted out at run time, work run once per invocation)")
         # phis: incoming values are computed at the end of each edge's block
         by_label = {lab: lines for lab, lines in self.new_blocks}
         for node, ph, s in self.phi_fill:

@@ -39,6 +39,8 @@ CASES = [
     ("gemm_coopmat_wg nvidia", BENCH / "gemm_coopmat_wg.spv", "nvidia", {}, {}),
     ("muladd_loop", BENCH / "muladd_loop.spv", "generic", {}, {}),
     ("mlp_coopvec", BENCH / "mlp_coopvec.spv", "nvidia", {}, {}),
+    # a 128 x 128 fragment (512 elements an invocation): the largest lane body of the fuzz corpus
+    ("arith 128x128", ROOT / "tests" / "shaders" / "coopmat" / "arith_f128.spv", "generic", {}, {}),
     ("flash_attn", APPS / "flash_attn.spv", "generic", {}, {}),
     ("q4_gemm", APPS / "q4_gemm.spv", "generic", {}, {}),
     ("q4_gemm_shared", APPS / "q4_gemm_shared.spv", "generic", {}, {}),

@@ -246,9 +246,9 @@ def test_conditionally_assigned_matrix():
 
 
 # == arithmetic ==========================================================================================
-def arith_inputs():
+def arith_inputs(nn=256):
     rng = np.random.default_rng(6)
-    f = rng.standard_normal(512).astype(np.float32)
+    f = rng.standard_normal(2 * nn).astype(np.float32)
     iv = rng.integers(-2 ** 31, 2 ** 31, 512).astype(np.int32)
     iv[256:][iv[256:] == 0] = 3
     iv[0], iv[256] = -2 ** 31, -1                    # INT_MIN / -1: wraps (not checked below)
@@ -258,10 +258,11 @@ def arith_inputs():
     return f, iv, uv
 
 
-def run_arith(part, profile):
+def run_arith(part, profile, n=16):
     k = kernel(f"arith_{part}", profile)
-    f, iv, uv = arith_inputs()
-    o = np.zeros(7 * 256, np.float32)
+    nn = n * n
+    f, iv, uv = arith_inputs(nn)
+    o = np.zeros(7 * nn, np.float32)
     oi = np.zeros(7 * 256, np.int32)
     ou = np.zeros(3 * 256, np.uint32)
     s, si = np.float32(-1.25), np.int32(-3)
@@ -269,14 +270,18 @@ def run_arith(part, profile):
     return f, iv, uv, o, oi, ou, s, si
 
 
-@pytest.mark.parametrize("profile", ["generic", pytest.param("shuffled", marks=pytest.mark.slow)])
-def test_elementwise_float_arithmetic(profile):
-    f, iv, uv, o, oi, ou, s, si = run_arith("f", profile)
-    a, b = f[:256], f[256:]
+# 128 x 128: each of the 32 invocations holds 512 elements of each matrix, a lane body of ~9000
+# loads and stores, past the emitter's loop-access budget (the lane loop's bound turns opaque).
+@pytest.mark.parametrize("profile,n", [("generic", 16), pytest.param("shuffled", 16, marks=pytest.mark.slow),
+                                       ("generic", 128)])
+def test_elementwise_float_arithmetic(profile, n):
+    f, iv, uv, o, oi, ou, s, si = run_arith("f" if n == 16 else f"f{n}", profile, n)
+    nn = n * n
+    a, b = f[:nn], f[nn:]
     with np.errstate(all="ignore"):
-        wants = [a + b, a - b, a * b, a / b, -a, a * s, np.full(256, 3.5, np.float32)]
+        wants = [a + b, a - b, a * b, a / b, -a, a * s, np.full(nn, 3.5, np.float32)]
     for i, want in enumerate(wants):
-        assert_bits_equal(o[i * 256:(i + 1) * 256], want.astype(np.float32))
+        assert_bits_equal(o[i * nn:(i + 1) * nn], want.astype(np.float32))
 
 
 @pytest.mark.slow

@@ -526,7 +526,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         nxt = fn.op("add i64 %lane, 1")
         lane.incoming.append((nxt, "lane.latch"))
         # a lane-invariant kernel runs lane 0's code for every lane
-        more = fn.op(f"icmp ult i64 {nxt}, {self.meta.lanes_run}")
+        more = fn.op(f"icmp ult i64 {nxt}, {self._lane_count()}")
         if self.has_collectives:
             fn.cbr(more, "lane.head", "sched.pick")
             self._emit_scheduler(st)
@@ -542,6 +542,23 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self._wg_phi.incoming.append((wn, "wg.latch"))
         fn.br("wg.head")
         self._emit_lane_groups()
+
+    # LLVM's loop-access analysis (run for the loop vectorizer and loop-load elimination) compares
+    # every pair of a loop's memory accesses: on a lane loop whose body holds thousands (a 128x128
+    # fragment's elements, each lane's copy in the frame) it took 120 s of a 3 s compile. Past this
+    # many loads and stores the lane count is read through a volatile load, a trip count LLVM
+    # cannot compute, and the analysis gives up at once; below it the loop passes keep their go.
+    LOOP_ACCESS_BUDGET = 2000
+
+    def _lane_count(self) -> str:
+        """The lane loop's bound: the number of invocations whose code runs, opaque to LLVM
+        where the lane body is too large for its loop-access analysis."""
+        n = self.meta.lanes_run
+        if self.fn.memory_ops() <= self.LOOP_ACCESS_BUDGET:
+            return str(n)
+        home = self.fn.alloca("i64", "lanes")
+        self.fn.allocas.append(f"  store volatile i64 {n}, ptr {home}")
+        return self.fn.op(f"load volatile i64, ptr {home}")
 
     def _emit_lane_groups(self):
         """The vector copy of the lane code (codegen/lanevec.py), where invocations may differ."""

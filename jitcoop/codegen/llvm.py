@@ -181,6 +181,19 @@ class Function:
         self.allocas.append(f"  {name} = alloca {t}, align 16")
         return name
 
+    def memory_ops(self) -> int:
+        """How many loads and stores the function holds so far."""
+        def count(lines):
+            n = 0
+            for x in lines:
+                if isinstance(x, list):
+                    n += count(x)
+                elif isinstance(x, str):
+                    s = x.lstrip()
+                    n += s.startswith("store ") or " = load " in s
+            return n
+        return sum(count(lines) for _, lines in self.blocks)
+
     def br(self, target: str):
         self.emit(f"br label %{target}")
 

@@ -1,0 +1,71 @@
+"""The dispatch's worker threads (jitcoop.runtime.dispatch) outlive a dispatch and are shared by
+every dispatch of the process: dispatches from several threads at once must each get all of their
+workgroups run, and a forked child, which has none of its parent's threads, must start its own.
+
+Shader: tests/shaders/prefix_sum.comp (Hillis-Steele inclusive scan of 256 uints per workgroup,
+the workgroup's total in sums[w]); the reference is numpy's cumsum."""
+import os
+import select
+import threading
+
+import numpy as np
+import pytest
+
+N_WG = 24
+
+
+def run_scan(k, seed, threads):
+    data = np.random.default_rng(seed).integers(0, 1000, N_WG * 256).astype(np.uint32)
+    want = data.reshape(N_WG, 256).cumsum(axis=1, dtype=np.uint64).astype(np.uint32)
+    sums = np.zeros(N_WG, np.uint32)
+    k.dispatch((N_WG, 1, 1), {0: data, 1: sums}, threads=threads)
+    return data.reshape(N_WG, 256), want, sums
+
+
+def test_dispatches_from_several_threads_at_once(kc):
+    k = kc("prefix_sum")
+    failures = []
+
+    def one(seed):
+        try:
+            for r in range(3):
+                got, want, sums = run_scan(k, seed * 10 + r, threads=2)
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(sums, want[:, -1])
+        except Exception as e:                       # reported by the main thread below
+            failures.append(repr(e))
+
+    callers = [threading.Thread(target=one, args=(s,)) for s in range(4)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join(120)
+    assert not any(t.is_alive() for t in callers), "a dispatch never finished"
+    assert not failures, failures
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_dispatches(kc):
+    k = kc("prefix_sum")
+    got, want, _ = run_scan(k, 1, threads=2)        # the parent's workers exist now
+    np.testing.assert_array_equal(got, want)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                     # the child: report through the pipe, no pytest
+        ok = b"0"
+        try:
+            got, want, sums = run_scan(k, 2, threads=2)
+            ok = b"1" if (got == want).all() and (sums == want[:, -1]).all() else b"0"
+        finally:
+            os.write(w, ok)
+            os._exit(0)
+    os.close(w)
+    ready, _, _ = select.select([r], [], [], 60)
+    try:
+        assert ready, "the forked child's dispatch did not finish in 60 s"
+        assert os.read(r, 1) == b"1", "the forked child's dispatch gave a wrong result"
+    finally:
+        os.close(r)
+        if not ready:
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)

@@ -476,6 +476,16 @@ def _arith(r):
                     push=struct.pack("<fi", -1.25, -3))
 
 
+@recipe(T + "coopmat/arith_f128.spv")
+def _arith_128(r):
+    # the float part at 128 x 128 (arith.comp built with -DN=128): 512 elements an invocation
+    n = 128 * 128
+    return Dispatch(1, {0: r.normal(2 * n), 1: r.ints(512, np.int32), 2: np.zeros(7 * n, np.float32),
+                        3: np.zeros(7 * 256, np.int32), 4: np.zeros(3 * 256, np.uint32),
+                        5: r.ints(512, np.uint32)},
+                    push=struct.pack("<fi", -1.25, -3))
+
+
 @recipe(T + "coopmat/arith_imts.spv")
 def _arith_imts(r):
     return Dispatch(1, {0: np.arange(-128, 128, dtype=np.int32) * 1000, 1: np.zeros(256, np.int32)},

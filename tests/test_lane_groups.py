@@ -146,6 +146,13 @@ def test_the_option():
     from corpus import BY_NAME
     st = BY_NAME["bias_act"]
     assert jitcoop.Device().load(st.spv).kernel(spec=st.spec(32)).meta.lane_group in (4, 8, 16)
+    # G: 16 where the workgroup is whole groups of 16, else one vector register's 32-bit lanes
+    # (a workgroup of 40 would leave a partial group of 8 to run one invocation at a time)
+    from jitcoop.runtime import jit
+    reg = max(4, jit.vector_registers()[0] // 32)
+    small = jitcoop.Device("generic", subgroup_size=8).load(st.spv)
+    assert small.kernel(spec={0: 32}).meta.lane_group == max(16, reg)
+    assert small.kernel(spec={0: 40}).meta.lane_group == (reg if 40 % max(16, reg) else max(16, reg))
     saxpy = jitcoop.Device().load(SHADERS / "core" / "saxpy.spv").kernel().meta
     assert saxpy.lane_group == 0 and saxpy.lane_group_why.startswith("not worth it")
     for bad in (3, 64, "yes", 1.5):

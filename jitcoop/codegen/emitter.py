@@ -564,7 +564,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         """The vector copy of the lane code (codegen/lanevec.py), where invocations may differ."""
         from . import lanevec
         lg = self.options.lane_groups
-        G = lanevec.group_size() if lg is True else lg
+        G = lanevec.group_size(self.W) if lg is True else lg
         if not lg:
             why = "runs with lane_groups=False"
         elif self.invariant:

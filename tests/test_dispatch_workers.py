@@ -1,9 +1,11 @@
 """The dispatch's worker threads (jitcoop.runtime.dispatch) outlive a dispatch and are shared by
 every dispatch of the process: dispatches from several threads at once must each get all of their
-workgroups run, and a forked child, which has none of its parent's threads, must start its own.
+workgroups run, and a forked child, which has none of its parent's threads, must start its own; and a process must
+be able to exit while a worker still runs a kernel.
 
 Shader: tests/shaders/prefix_sum.comp (Hillis-Steele inclusive scan of 256 uints per workgroup,
-the workgroup's total in sums[w]); the reference is numpy's cumsum."""
+the workgroup's total in sums[w]); the reference is numpy's cumsum. barrier_spin.comp loops
+forever with spec constant 0 true."""
 import os
 import select
 import threading
@@ -11,7 +13,10 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import SHADERS
+
 N_WG = 24
+SPIN = SHADERS / "barrier_spin.spv"
 
 
 def run_scan(k, seed, threads):
@@ -69,3 +74,24 @@ def test_a_forked_child_dispatches(kc):
         if not ready:
             os.kill(pid, 9)
         os.waitpid(pid, 0)
+
+
+def test_a_process_exits_while_a_worker_runs_a_kernel(tmp_path):
+    """Workers are daemon threads: a program whose dispatching thread is a daemon can exit while
+    the kernel still spins (barrier_spin.comp with spec 0 true loops forever; no timeout)."""
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "exit_while_spinning.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading, time
+        import numpy as np
+        import jitcoop
+        k = jitcoop.Device().load({str(SPIN)!r}).kernel(spec={{0: True}})
+        flag = np.zeros(64, np.uint32)
+        threading.Thread(target=lambda: k.dispatch((4, 1, 1), {{0: flag}}), daemon=True).start()
+        time.sleep(1.0)
+        print("exiting", flush=True)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "exiting" in out.stdout, out.stderr[-2000:]

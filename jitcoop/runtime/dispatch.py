@@ -15,43 +15,18 @@ kernel at once.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..progress import Progress
+from . import workers
 from .memory import range_table
 
 # cancel[0]: why the dispatch stops early
 TIMEOUT, FAILED, INTERRUPTED = 1, 2, 3
-
-# Worker threads outlive a dispatch: starting threads took 0.3 ms of a 0.4 ms one-workgroup
-# dispatch (Thread.start waits until the new thread runs). The executor hands work to an idle
-# worker and starts a new one only when none is idle, so dispatches from several threads at once
-# never wait on each other. A forked child starts with none (the parent's threads are not in it).
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _workers() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="jitcoop-dispatch")
-        return _pool
-
-
-def _forget_workers():
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_workers)
-
 
 @dataclass
 class Outcome:
@@ -120,20 +95,19 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
                 return
 
     t0 = time.perf_counter()
-    pool = _workers()
-    running = [pool.submit(work, t) for t in range(nthreads)]
+    running = [workers.submit(work, t) for t in range(nthreads)]
     deadline = None if timeout is None else time.perf_counter() + timeout
     bar = Progress(nwg - begin, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
     try:
-        pending = set(running)
-        while pending:
-            _, pending = wait(pending, timeout=0.05)
-            bar.update(counter[0] - begin)
-            if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
-                cancel[0] = TIMEOUT
+        for r in running:
+            while not r.wait(0.05):
+                bar.update(counter[0] - begin)
+                if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
+                    cancel[0] = TIMEOUT
     except KeyboardInterrupt:
         cancel[0] = INTERRUPTED
-        wait(running)
+        for r in running:
+            r.wait()
     finally:
         bar.close()
     seconds = time.perf_counter() - t0

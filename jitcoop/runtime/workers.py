@@ -1,0 +1,78 @@
+"""The worker threads that run dispatches, kept from one dispatch to the next.
+
+Starting threads took 0.3 ms of a 0.4 ms one-workgroup dispatch (Thread.start waits until the
+new thread runs). A task goes to an idle worker; a new worker starts only when none is idle, so
+dispatches from several threads at once never wait on each other. Workers are daemon threads, as
+a dispatch's own threads were: a process can exit while one still runs a kernel. A forked child
+has none of its parent's threads, and starts its own.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+
+
+class Task:
+    """One call on a worker: `wait(timeout)` says whether it has ended; `result()` raises what the
+    call raised (a bug: kernel failures are reported through the dispatch's arrays)."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.ended = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self):
+        try:
+            self.fn(*self.args)
+        except BaseException as e:          # noqa: BLE001 (given to the caller by result())
+            self.error = e
+        finally:
+            self.ended.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.ended.wait(timeout)
+
+    def result(self):
+        if self.error is not None:
+            raise self.error
+
+
+class Workers:
+    def __init__(self):
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, fn, *args) -> Task:
+        task = Task(fn, args)
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1             # that idle worker takes this task
+        if start:
+            threading.Thread(target=self._serve, name="jitcoop-dispatch", daemon=True).start()
+        self._tasks.put(task)
+        return task
+
+    def _serve(self):
+        while True:
+            self._tasks.get().run()
+            with self._lock:
+                self._idle += 1
+
+
+_workers = Workers()
+
+
+def submit(fn, *args) -> Task:
+    """Run fn(*args) on a worker thread."""
+    return _workers.submit(fn, *args)
+
+
+def _forget():
+    global _workers
+    _workers = Workers()
+
+
+os.register_at_fork(after_in_child=_forget)

@@ -95,3 +95,27 @@ def test_a_process_exits_while_a_worker_runs_a_kernel(tmp_path):
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "exiting" in out.stdout, out.stderr[-2000:]
+
+
+def test_a_timeout_stops_a_spinning_dispatch_of_another_thread():
+    """A dispatching thread runs kernels itself; the process's watcher cancels at the timeout
+    (here a thread that is not the main one, with one worker thread and with two)."""
+    import jitcoop
+    k = jitcoop.Device().load(SPIN).kernel(spec={0: True})
+    outcomes = []
+
+    def one(threads):
+        flag = np.zeros(64, np.uint32)
+        try:
+            k.dispatch((4, 1, 1), {0: flag}, threads=threads, timeout=0.3)
+            outcomes.append("ran")
+        except jitcoop.ExecutionError as e:
+            outcomes.append("timeout" if "timeout" in str(e) and not flag.any() else repr(e))
+
+    callers = [threading.Thread(target=one, args=(t,), daemon=True) for t in (1, 2)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join(60)
+    assert not any(t.is_alive() for t in callers), "a spinning dispatch was not stopped"
+    assert outcomes == ["timeout", "timeout"], outcomes

@@ -5,9 +5,11 @@ A kernel (jitcoop.runtime.compile) is called as
 
     i64 kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err, cancel)
 
-for chunks of workgroups by worker threads (ctypes releases the GIL during the call). The calling
-thread only waits, so a timeout or Ctrl-C can set the cancel flag the kernels poll at every loop
-back edge; a failing worker sets it too, so the others stop. The failure reported is the one of
+for chunks of workgroups by worker threads (ctypes releases the GIL during the call), the calling
+thread being the first of them (handing all the work to other threads cost a thread wake-up,
+0.1-0.3 ms of a small dispatch). The process's watcher (jitcoop.runtime.watch) sets the cancel
+flag the kernels poll at every loop back edge on a timeout or Ctrl-C, and keeps the progress bar.
+A failing worker sets the flag too, so the others stop. The failure reported is the one of
 the lowest-numbered failing workgroup, as a run on one thread would report it: when workers fail
 out of order, the workgroups before the first failure are run again, alone, from the restored
 buffers. Everything a dispatch allocates is local to the call: two threads may dispatch one
@@ -21,12 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..progress import Progress
-from . import workers
+from . import watch, workers
 from .memory import range_table
+from .watch import FAILED, INTERRUPTED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
 
-# cancel[0]: why the dispatch stops early
-TIMEOUT, FAILED, INTERRUPTED = 1, 2, 3
 
 @dataclass
 class Outcome:
@@ -95,23 +95,25 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
                 return
 
     t0 = time.perf_counter()
-    running = [workers.submit(work, t) for t in range(nthreads)]
-    deadline = None if timeout is None else time.perf_counter() + timeout
-    bar = Progress(nwg - begin, "dispatch", unit="workgroup")     # shown after 2 s, on a terminal
+    watched = watch.start(nwg - begin, lambda: counter[0] - begin, cancel, timeout)
+    running = []
     try:
+        for t in range(1 if watched.inline else 0, nthreads):
+            running.append(workers.submit(work, t))
+        if watched.inline:
+            work(0)
         for r in running:
-            while not r.wait(0.05):
-                bar.update(counter[0] - begin)
-                if deadline is not None and time.perf_counter() > deadline and cancel[0] == 0:
-                    cancel[0] = TIMEOUT
+            while not r.wait(0.05):     # (a Ctrl-C is raised here)
+                pass
     except KeyboardInterrupt:
         cancel[0] = INTERRUPTED
         for r in running:
             r.wait()
     finally:
-        bar.close()
+        watch.stop(watched)
     seconds = time.perf_counter() - t0
     for r in running:
         r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here
     del keep
     return Outcome(errs, int(cancel[0]), seconds, nthreads)
+

@@ -8,8 +8,8 @@ common case, never creates a bar; output to a file or a pipe (CI logs) stays cle
     ...            p.update(done)      # from the one thread that owns p, as often as convenient
     p.close()                          # or `with Progress(...) as p:`
 
-`Kernel.dispatch` drives one from its waiting loop (workgroups handed to the worker threads). A
-compiler reports its steps the same way, e.g. per function compiled:
+A dispatch has one, driven by the process's watcher thread (jitcoop.runtime.watch) while the
+workers run. A compiler reports its steps the same way, e.g. per function compiled:
 
     with Progress(len(functions), "compile", unit="function") as p:
         for i, f in enumerate(functions, 1):
@@ -61,6 +61,10 @@ class Progress:
         self._start = time.perf_counter()
         self._bar = None
         self._done = 0
+
+    def may_show(self) -> bool:
+        """Whether a bar would appear once DELAY has passed (a terminal, or bars asked for)."""
+        return _wanted(self.stream if self.stream is not None else sys.stderr)
 
     def update(self, done: int):
         """Set the count done so far (absolute, not an increment)."""

@@ -80,16 +80,19 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
     chunk = max(1, (nwg - begin) // (nthreads * 8))
     counter = [begin]
     lock = threading.Lock()
+    # addresses taken once (each .ctypes.data makes an object: 1.7 us, three per chunk)
+    own = [(sc.ctypes.data, er.ctypes.data) for sc, er in zip(scratch, errs)]
+    cancel_at = cancel.ctypes.data
 
     def work(t):
+        scratch_at, err_at = own[t]
         while True:
             with lock:
                 s = counter[0]
                 counter[0] = s + chunk
             if s >= nwg or cancel[0]:
                 return
-            if fn(s, min(nwg, s + chunk), *args, scratch[t].ctypes.data, *tail, errs[t].ctypes.data,
-                  cancel.ctypes.data):
+            if fn(s, min(nwg, s + chunk), *args, scratch_at, *tail, err_at, cancel_at):
                 if cancel[0] == 0:
                     cancel[0] = FAILED        # stop the other threads: the dispatch has failed
                 return

@@ -42,6 +42,8 @@ class Watched:
         self.main = threading.current_thread() is threading.main_thread()
         self.ctrl_c = self.main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
         self.inline = not self.main or self.ctrl_c
+        # whether the watcher must look at it every POLL seconds (a Ctrl-C wakes it anyway)
+        self.polled = self.deadline is not None or self.bar.may_show()
 
 
 class _Watcher:
@@ -57,20 +59,24 @@ class _Watcher:
         self.sel.register(self.ctl_r, selectors.EVENT_READ)
         self.sel.register(self.sig_r, selectors.EVENT_READ)
         self.old_wakeup = -1
+        self.sleeping = False       # in select() with no time limit: nothing to poll
         threading.Thread(target=self._loop, name="jitcoop-watch", daemon=True).start()
 
     def add(self, w: Watched):
         with self.lock:
-            was_idle = not self.active
             if w.ctrl_c:
                 try:
                     self.old_wakeup = signal.set_wakeup_fd(self.sig_w.fileno(), warn_on_full_buffer=False)
                 except ValueError:          # this interpreter handles no signals
                     w.ctrl_c = w.inline = False
             self.active.append(w)
-        if was_idle:
+            wake = w.polled and self.sleeping
+            if wake:
+                self.sleeping = False
+        if wake:
+            # (only then: waking it for every dispatch cost a context switch, 15-30 us each)
             try:
-                self.ctl_w.send(b"x")       # the watcher sleeps while nothing runs: wake it
+                self.ctl_w.send(b"x")
             except BlockingIOError:         # bytes already waiting wake it as well
                 pass
 
@@ -84,7 +90,8 @@ class _Watcher:
     def _loop(self):
         while True:
             with self.lock:
-                busy = bool(self.active)
+                busy = any(w.polled for w in self.active)
+                self.sleeping = not busy
             ready = {key.fileobj for key, _ in self.sel.select(POLL if busy else None)}
             got = b""
             for sock in ready:

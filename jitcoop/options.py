@@ -32,9 +32,10 @@ class KernelOptions:
     (jitcoop.analysis.invariance); False runs every invocation (to compare)."""
     lane_groups: bool | int = True
     """Run the lane code of invocations that may differ a group at a time in vector code
-    (jitcoop.codegen.lanevec): True (the host's group: 32-bit values per vector register, where
-    the vectorizer's cost model expects a gain), a group size (4, 8, 16 or 32: wherever it can),
-    or False (one invocation after another, to compare)."""
+    (jitcoop.codegen.lanevec): True (the host's group, lanevec.group_size: 16 where the workgroup
+    is whole groups of 16, else 32-bit values per vector register; where the vectorizer's cost
+    model expects a gain), a group size (4, 8, 16 or 32: wherever it can), or False (one
+    invocation after another, to compare)."""
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":

@@ -33,7 +33,7 @@ class ProfileReport:
         c = counters
         self.wall_seconds = wall
         self.workgroups = workgroups
-        # (invocations run per workgroup, workgroup size, why they differ[, lane group, why none])
+        # (invocations run per workgroup, workgroup size, why they differ, lane group, why none)
         self.lanes = lanes
         self.callbacks: list[dict] = []
         self.instructions: list[dict] = []
@@ -78,7 +78,7 @@ class ProfileReport:
         out = {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups,
                "callbacks": self.callbacks, "instructions": self.instructions}
         if self.lanes is not None:
-            run, size, why, group, why_not = (tuple(self.lanes) + (0, None))[:5]
+            run, size, why, group, why_not = self.lanes
             out["invocations"] = {"run_per_workgroup": run, "workgroup_size": size, "why_they_differ": why,
                                   "lane_group": group, "why_no_lane_group": why_not}
         return out
@@ -111,7 +111,7 @@ def format_report(r: ProfileReport) -> str:
     lines = [f"dispatch: {r.workgroups} workgroups, {r.wall_seconds * 1e3:.3f} ms (profiled: counters "
              "and clock reads add time)"]
     if r.lanes is not None:
-        run, size, why, group, why_not = (tuple(r.lanes) + (0, None))[:5]
+        run, size, why, group, why_not = r.lanes
         lines.append(f"invocations: the code of {run} of {size} runs per workgroup "
                      + ("(lane-invariant: none can differ from another)" if run < size or why is None
                         else f"(they may differ: the shader {why})"))

@@ -328,19 +328,20 @@ done:
 }""",
 }
 
-def _state_scan(name: str, sig: str, setup: str, step: str, acc=None, finish: str = "", consts=None) -> str:
+def _state_scan(sig: str, setup: str, step: str, acc=None, finish: str = "", consts=None) -> str:
     """A helper that walks the n lane states at %state, 8 at a time in explicit vector code, then
     the rest one at a time. `step` is the work on one piece: IR with {T} (<8 x i32> or i32),
-    {B} (the matching i1 type), {cNAME} (the constant consts[NAME] of that type) and {p} (a prefix for its
-    names: %v. or %s., which `setup` may define values under), reading the states in %{p}s; with an accumulator acc = (identity, reduce, fold, result type), step leaves its
-    piece's value in %{p}k and fold(T, a, b) combines two values; `finish` turns the total in
-    %total into the function's result."""
+    {B} (the matching i1 type), {cNAME} (the constant consts[NAME] of that type) and {p} (a
+    prefix for its names: %v. or %s., which `setup` may define values under), reading the states
+    in %{p}s; with an accumulator acc = (identity, reduce, fold), step leaves its piece's value in
+    %{p}k, `reduce` sums the vector accumulator %c1 and fold(T, a, b) combines two values;
+    `finish` turns the total in %total into the function's result."""
     def fill(T, p):
         c = (lambda x: "<" + ", ".join(f"i32 {x}" for _ in range(8)) + ">") if T != "i32" else (lambda x: str(x))
         named = {f"c{k}": c(v) for k, v in (consts or {}).items()}
         return step.format(T=T, B="<8 x i1>" if T != "i32" else "i1", p=p, **named)
     if acc is not None:
-        ident, reduce, fold, rt = acc
+        ident, reduce, fold = acc
         vec_acc = f"  %c = phi <8 x i32> [ <{', '.join(f'i32 {ident}' for _ in range(8))}>, %entry ], [ %c1, %vloop ]"
         vec_fold = f"  %c1 = {fold('<8 x i32>', '%c', '%v.k')}"
         sc_acc = f"  %d = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]"
@@ -392,24 +393,24 @@ done:
 _NONE = 1073741824       # larger than any collective index
 # The earliest collective any lane waits at (-1: every lane has finished): a min reduction.
 HELPERS["next"] = _state_scan(
-    "next", "i32 @jc.next(ptr %state, i64 %n)", "",
+    "i32 @jc.next(ptr %state, i64 %n)", "",
     """  {p}w = icmp sle {T} {p}s, {cm2}
   {p}k0 = sub {T} {cm2}, {p}s
   {p}k = select {B} {p}w, {T} {p}k0, {T} {cnone}""",
     acc=(_NONE, "call i32 @llvm.vector.reduce.smin.v8i32(<8 x i32> %c1)",
-         lambda T, a, b: f"call {T} @llvm.smin.{'v8i32' if T != 'i32' else 'i32'}({T} {a}, {T} {b})", "i32"),
+         lambda T, a, b: f"call {T} @llvm.smin.{'v8i32' if T != 'i32' else 'i32'}({T} {a}, {T} {b})"),
     finish=f"""  %none = icmp eq i32 %total, {_NONE}
   %r = select i1 %none, i32 -1, i32 %total
   ret i32 %r""", consts={"m2": -2, "none": _NONE})
 # Whether every lane waits at the same collective (the workgroup is converged there).
 HELPERS["converged"] = _state_scan(
-    "converged", "i1 @jc.converged(ptr %state, i64 %n)",
+    "i1 @jc.converged(ptr %state, i64 %n)",
     """  %s0 = load i32, ptr %state
   %s0a = insertelement <8 x i32> poison, i32 %s0, i64 0
   %v.s0 = shufflevector <8 x i32> %s0a, <8 x i32> poison, <8 x i32> zeroinitializer
   %s.s0 = add i32 %s0, 0""",
     "  {p}k = xor {T} {p}s, {p}s0",
-    acc=(0, "call i32 @llvm.vector.reduce.or.v8i32(<8 x i32> %c1)", lambda T, a, b: f"or {T} {a}, {b}", "i32"),
+    acc=(0, "call i32 @llvm.vector.reduce.or.v8i32(<8 x i32> %c1)", lambda T, a, b: f"or {T} {a}, {b}"),
     finish="""  %same = icmp eq i32 %total, 0
   %w = icmp sle i32 %s0, -2
   %r = and i1 %same, %w
@@ -418,7 +419,7 @@ HELPERS["converged"] = _state_scan(
 # whole; volatile, so that LLVM does not make it a masked store of `to`, which is microcoded on
 # AMD processors: 80 ns for 128 lanes).
 HELPERS["resume"] = _state_scan(
-    "resume", "void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to)",
+    "void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to)",
     """  %wa = insertelement <8 x i32> poison, i32 %wait, i64 0
   %v.wait = shufflevector <8 x i32> %wa, <8 x i32> poison, <8 x i32> zeroinitializer
   %ta = insertelement <8 x i32> poison, i32 %to, i64 0

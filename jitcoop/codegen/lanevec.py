@@ -1495,12 +1495,9 @@ class _VecEmitter:
         vt, vi = _vt(G, t), _vt(G, "i64")
         bv = self.vop("i64", base)
         b0 = self.op(f"extractelement {vi} {bv}, i64 0")
-        s0 = self._splat("i64", b0)
-        steps = "<" + ", ".join(f"i64 {i * k * size}" for i in range(G)) + ">"
-        want = self.op(f"add {vi} {s0}, {steps}")
-        m = self.op(f"bitcast {_vt(G, 'i1')} {self.op(f'icmp eq {vi} {bv}, {want}')} to i{G}")
+        run = self._consecutive(bv, self._splat("i64", b0), k * size)
         fast, slow, join = (self.fn.label(x) for x in ("g.ilv", "g.ilv.slow", "g.ilvj"))
-        self.emit(f"br i1 {self.op(f'icmp eq i{G} {m}, -1')}, label %{fast}, label %{slow}")
+        self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
         # fast: k vectors from lane 0's element on, then element j of invocation i is at i x k + j
         self.block(fast)
         a0 = self.op(f"add i64 {b0}, {off0}")
@@ -1529,33 +1526,33 @@ class _VecEmitter:
     def _address_kinds(self, ptrs: str, size: int) -> tuple[str, str]:
         """(all of the group's addresses are one, they are consecutive elements of `size` bytes):
         two i1 operands."""
-        G = self.G
-        vi = _vt(G, "i64")
-        pi = self.op(f"ptrtoint {_vt(G, 'ptr')} {ptrs} to {vi}")
-        p0 = self.op(f"extractelement {vi} {pi}, i64 0")
-        s0 = self.op(f"insertelement {vi} poison, i64 {p0}, i64 0")
-        sp = self.op(f"shufflevector {vi} {s0}, {vi} poison, {_vt(G, 'i32')} zeroinitializer")
-        eq1 = self.op(f"icmp eq {vi} {pi}, {sp}")
-        m1 = self.op(f"bitcast {_vt(G, 'i1')} {eq1} to i{G}")
-        same = self.op(f"icmp eq i{G} {m1}, -1")
-        steps = "<" + ", ".join(f"i64 {i * size}" for i in range(G)) + ">"
-        want = self.op(f"add {vi} {sp}, {steps}")
-        eq = self.op(f"icmp eq {vi} {pi}, {want}")
-        m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
-        return same, self.op(f"icmp eq i{G} {m}, -1")
+        pi, sp = self._addresses_and_first(ptrs)
+        same = self._all_lanes(self.op(f"icmp eq {_vt(self.G, 'i64')} {pi}, {sp}"))
+        return same, self._consecutive(pi, sp, size)
 
     def _contiguous(self, ptrs: str, size: int) -> str:
+        """Whether the group's addresses are consecutive elements of `size` bytes (an i1)."""
+        return self._consecutive(*self._addresses_and_first(ptrs), size)
+
+    def _addresses_and_first(self, ptrs: str) -> tuple[str, str]:
+        """The group's addresses as <G x i64>, and invocation 0's splat over the group."""
         G = self.G
         vi = _vt(G, "i64")
         pi = self.op(f"ptrtoint {_vt(G, 'ptr')} {ptrs} to {vi}")
-        p0 = self.op(f"extractelement {vi} {pi}, i64 0")
-        s0 = self.op(f"insertelement {vi} poison, i64 {p0}, i64 0")
-        sp = self.op(f"shufflevector {vi} {s0}, {vi} poison, {_vt(G, 'i32')} zeroinitializer")
-        steps = "<" + ", ".join(f"i64 {i * size}" for i in range(G)) + ">"
+        return pi, self._splat("i64", self.op(f"extractelement {vi} {pi}, i64 0"))
+
+    def _consecutive(self, pi: str, sp: str, step: int) -> str:
+        """Whether invocation i's address pi[i] is sp[i] + i x step for the whole group."""
+        vi = _vt(self.G, "i64")
+        steps = "<" + ", ".join(f"i64 {i * step}" for i in range(self.G)) + ">"
         want = self.op(f"add {vi} {sp}, {steps}")
-        eq = self.op(f"icmp eq {vi} {pi}, {want}")
-        m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
-        return self.op(f"icmp eq i{G} {m}, -1")
+        return self._all_lanes(self.op(f"icmp eq {vi} {pi}, {want}"))
+
+    def _all_lanes(self, cmp: str) -> str:
+        """Whether a <G x i1> is true for every invocation of the group (an i1)."""
+        G = self.G
+        bits = self.op(f"bitcast {_vt(G, 'i1')} {cmp} to i{G}")
+        return self.op(f"icmp eq i{G} {bits}, -1")
 
     def _gather_decl(self, t: str) -> str:
         G = self.G
@@ -1631,7 +1628,7 @@ class _VecEmitter:
                 else:
                     args.append(f"{_vt(G, t)} {self.vop(t, v)}")
                     arg_types.append(_vt(G, t))
-            vname = "llvm." + base + "".join(f".v{G}{x}" for x in types)
+            vname = _vector_intrinsic(base, types, G)
             decl_args = ", ".join(arg_types)
             self.lg.p.declare(f"@{vname}", f"declare {_vt(G, ins.rtype)} @{vname}({decl_args})")
             self.define(ins.res, f"call {_vt(G, ins.rtype)} @{vname}({', '.join(args)})")
@@ -1718,9 +1715,7 @@ class _VecEmitter:
                 v = self.vop(sel_t, sel)
                 s0 = self.lane0(sel_t, sel)
                 sp = self._splat(sel_t, s0)
-                eq = self.op(f"icmp eq {vt} {v}, {sp}")
-                m = self.op(f"bitcast {_vt(G, 'i1')} {eq} to i{G}")
-                same = self.op(f"icmp eq i{G} {m}, -1")
+                same = self._all_lanes(self.op(f"icmp eq {vt} {v}, {sp}"))
                 go = self.fn.label("g.sw")
                 div = self._divergence(lab)
                 self.emit(f"br i1 {same}, label %{go}, label %{div}")
@@ -1802,11 +1797,26 @@ class _VecEmitter:
         self.emit(f"store {_vt(G, st)} {val}, ptr {row}, align 1")
 
 
+_vector_helpers: dict = {}      # (name, G) -> (its name or None, the declarations it needs)
+
+
 def vector_helper(name: str, G: int, declare) -> str | None:
     """The G-wide version of helper `name` (a straight-line function of scalars: the float16,
     bfloat16 conversions and roundings), declared in the module through `declare`: each
     instruction on <G x T>, calls of other helpers and of elementwise intrinsics in their vector
-    forms. None for a helper with control flow or anything else."""
+    forms. None for a helper with control flow or anything else. Made once per process (a kernel
+    calls it at every conversion of its lane code)."""
+    key = (name, G)
+    if key not in _vector_helpers:
+        decls: dict = {}
+        _vector_helpers[key] = (_make_vector_helper(name, G, decls.setdefault), decls)
+    vname, decls = _vector_helpers[key]
+    for d, text in decls.items():
+        declare(d, text)
+    return vname
+
+
+def _make_vector_helper(name: str, G: int, declare) -> str | None:
     from .helpers import HELPERS
     vname = f"@jc.{name}.v{G}"
     if name not in HELPERS:
@@ -1862,7 +1872,7 @@ def vector_helper(name: str, G: int, declare) -> str | None:
                     return None
                 out.append(f"{r}call {vt(ins.rtype)} {inner}({args})")
             elif base in _VECTOR_INTRINSICS and base not in _IMMARG:
-                iname = "llvm." + base + "".join(f".v{G}{x}" for x in types)
+                iname = _vector_intrinsic(base, types, G)
                 declare(f"@{iname}", f"declare {vt(ins.rtype)} @{iname}({', '.join(vt(t) for t, _ in ins.args)})")
                 out.append(f"{r}call {vt(ins.rtype)} @{iname}({args})")
             else:
@@ -1875,6 +1885,11 @@ def vector_helper(name: str, G: int, declare) -> str | None:
     header = f"define internal {vt(rt)} {vname}({', '.join(f'{vt(t)} {n}' for t, n in params)}) alwaysinline {{"
     declare(vname, "\n".join([header] + ["  " + x for x in out] + ["}"]))
     return vname
+
+
+def _vector_intrinsic(base: str, types, G: int) -> str:
+    """The name of an overloaded intrinsic's G-wide form (llvm.fabs.f32 -> llvm.fabs.v8f32)."""
+    return "llvm." + base + "".join(f".v{G}{x}" for x in types)
 
 
 def _mangle(t: str) -> str:

@@ -293,8 +293,8 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
         def pack(jb):
             def row(k):
                 src = builder.add(rowoff(1, k), builder.mul(jb, const(width)))
-                dst = builder.gep(panels, [builder.add(builder.mul(builder.add(builder.mul(jb, const(kk)), k),
-                                                                   const(width)), const(0))], source_etype=et)
+                dst = builder.gep(panels, [builder.mul(builder.add(builder.mul(jb, const(kk)), k), const(width))],
+                                  source_etype=et)
                 for u in range(V):
                     v = load(1, builder.add(src, const(u * VW)), VW)
                     builder.store(v, builder.gep(dst, [const(u * VW)], source_etype=et), align=bits // 8)

@@ -357,10 +357,12 @@ def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi,
     t = acc.t
     ninst = em.W // inv
     done = em.dense(1, ninst, "i8").row(0, em)
-    movers = {k: tensor_mover(em, k, t.rows, t.cols, inv, fmt_of(t.elem), frag.llvm)
-              for k in kinds} if t.layout.invocations == inv and TN.run_length(
-                  t.layout.table, t.rows, t.cols, False) else {}
-    movers = {k: v for k, v in movers.items() if v is not None}
+    movers = {}
+    if t.layout.invocations == inv and TN.run_length(t.layout.table, t.rows, t.cols, False):
+        for k in kinds:
+            name = tensor_mover(em, k, t.rows, t.cols, inv, fmt_of(t.elem), frag.llvm)
+            if name is not None:
+                movers[k] = name
     em.emit(f"call void @llvm.memset.p0.i64(ptr {done.ptr}, i8 0, i64 {ninst}, i1 false)")
     em.declare("@llvm.memset.p0.i64", "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)")
     if not movers:

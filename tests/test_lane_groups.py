@@ -178,3 +178,15 @@ def test_a_vectorizer_failure_leaves_the_scalar_code(monkeypatch, rng):
     assert k.meta.lane_group == 0
     assert k.meta.lane_group_why.startswith("internal error in the lane-group vectorizer (ValueError")
     run_and_check(k, _groups_in_step(rng, 64 * 2), 32)
+
+
+def test_lane_groups_past_the_loop_access_budget():
+    """The production flash attention's lane code holds more loads and stores than the lane
+    loop's loop-access budget (KernelGen.LOOP_ACCESS_BUDGET): its lane count is read through a
+    volatile load, and the kernel still takes lane groups (the first version of the budget put
+    that load's store where the vectorizer refused the kernel: "an alloca 'store volatile ...'")."""
+    from metamorphic.recipes import RECIPES
+    r = RECIPES["tests/shaders/flash_attn_prod/flash_attn.spv"]
+    k = jitcoop.Device(r.profile).load(r.path.read_bytes()).kernel(r.entry, spec=dict(r.spec), **r.options)
+    assert "load volatile i64, ptr %lanes" in k.source
+    assert k.meta.lane_group > 0, k.meta.lane_group_why

@@ -557,7 +557,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         if self.fn.memory_ops() <= self.LOOP_ACCESS_BUDGET:
             return str(n)
         home = self.fn.alloca("i64", "lanes")
-        self.fn.allocas.append(f"  store volatile i64 {n}, ptr {home}")
+        self.entry_defs.append(f"store volatile i64 {n}, ptr {home}")
         return self.fn.op(f"load volatile i64, ptr {home}")
 
     def _emit_lane_groups(self):

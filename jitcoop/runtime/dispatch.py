@@ -77,7 +77,12 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
     errs = [np.zeros(8 + psize, np.int64) for _ in range(nthreads)]
     args = (grid_a.ctypes.data, bind_a.ctypes.data, push_a.ctypes.data)
     tail = (table.ctypes.data, table.shape[0])
-    chunk = max(1, (nwg - begin) // (nthreads * 8))
+    # Guided self-scheduling: a worker takes a share of what is left (1 / (4 x threads)), down to
+    # 1/128 of the dispatch on two threads, so chunks shrink towards the end and the threads
+    # finish together (equal chunks of 1/16 left one thread idle for half a chunk on average, 3%
+    # of a two-thread run); about 30 chunks a dispatch (a chunk costs a few us of Python).
+    share = nthreads * 4
+    least = max(1, (nwg - begin) // (share * 16))
     counter = [begin]
     lock = threading.Lock()
     # addresses taken once (each .ctypes.data makes an object: 1.7 us, three per chunk)
@@ -89,10 +94,10 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
         while True:
             with lock:
                 s = counter[0]
-                counter[0] = s + chunk
+                e = counter[0] = s + max(least, -(-(nwg - s) // share))
             if s >= nwg or cancel[0]:
                 return
-            if fn(s, min(nwg, s + chunk), *args, scratch_at, *tail, err_at, cancel_at):
+            if fn(s, min(nwg, e), *args, scratch_at, *tail, err_at, cancel_at):
                 if cancel[0] == 0:
                     cancel[0] = FAILED        # stop the other threads: the dispatch has failed
                 return

@@ -5,9 +5,10 @@ first checks its result against numpy's float64 reference (tolerances in corpus.
 - jitcoop's dispatch on all cores (best of 3 to 10 rounds) as GFLOP/s, and numpy doing the same
   work in float32 in the same test (ratio = numpy's time / jitcoop's: 100% is numpy's speed),
   with a pause after numpy's runs for its BLAS threads to stop spinning (SETTLE);
-- the dispatch on one thread (`threads=1`): speed-up of all cores over one; both the numpy and
-  the one-thread runs interleaved with jitcoop's rounds, so each side's best comes from the
-  same stretch of a shared machine's load;
+- the dispatch on one thread (`threads=1`): speed-up of all cores over one, beside numpy's own
+  (its BLAS held to one thread by threadpoolctl), which says what the machine gives a second
+  thread; the numpy and the one-thread runs are interleaved with jitcoop's rounds, so each
+  side's best comes from the same stretch of a shared machine's load;
 - where Mesa lavapipe is present (benchmarks/lavapipe.py: JITCOOP_LAVAPIPE, default
   ~/.cache/lavapipe26) the same SPIR-V on lavapipe through tools/vkrun, right after jitcoop in
   the same test (best of 10 dispatches after a first one), for the KHR subgroup-scope shaders it
@@ -24,6 +25,7 @@ import os
 import time
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 import jitcoop
 import lavapipe
@@ -108,19 +110,23 @@ def test_style(benchmark, report, peer, style, profile, numerics):
     # BLAS threads: untimed.
     p.peer()
     per_round = max(1, min(20, math.ceil(0.1 / best_of(p.peer, 1))))
-    t_np, t_one = [], []
+    t_np, t_one, t_np_one = [], [], []
 
     def between():
         t_np.append(best_of(p.peer, per_round))
         time.sleep(SETTLE)
         if len(t_np) % 3 == 1:
             t_one.append(best_of(lambda: run(1), 1))
+            with threadpool_limits(1):
+                t_np_one.append(best_of(p.peer, per_round))
 
     benchmark.pedantic(run, setup=between, rounds=rounds, iterations=1, warmup_rounds=0)
     t_jc, t_np, t_one = benchmark.stats.stats.min, min(t_np), min(t_one)
+    numpy_speedup = min(t_np_one) / t_np
     lvp = _lavapipe_time(style, peer)
     res = dict(scope=style.scope, gflops=p.flop / t_jc / 1e9, numpy_gflops=p.flop / t_np / 1e9,
                ratio_to_numpy=t_np / t_jc, threads=threads, speedup_over_one_thread=t_one / t_jc,
+               numpy_speedup_over_one_thread=numpy_speedup,
                compile_seconds=k.compile_seconds, cache_hit=k.cache_hit, load_average=os.getloadavg()[0])
     if isinstance(lvp, float):
         res.update(lavapipe_gflops=p.flop / lvp / 1e9, ratio_to_lavapipe=lvp / t_jc)
@@ -130,7 +136,7 @@ def test_style(benchmark, report, peer, style, profile, numerics):
                  if isinstance(lvp, float) else "")
     report(f"{style.name} ({style.scope}, {profile}, numerics={numerics}) {SIZE}^3: {res['gflops']:.2f} GFLOP/s, "
            f"{p.peer_what} {res['numpy_gflops']:.1f} GFLOP/s: {res['ratio_to_numpy']:.1%}; {threads} threads "
-           f"{res['speedup_over_one_thread']:.2f}x one{peer_line} (load average {res['load_average']:.1f})")
+           f"{res['speedup_over_one_thread']:.2f}x one (numpy {numpy_speedup:.2f}x){peer_line} (load average {res['load_average']:.1f})")
 
 
 def summary(peer):
@@ -155,8 +161,9 @@ def summary(peer):
     out = [f"Style corpus at {SIZE}^3 (load average at the end {load} on {os.cpu_count()} cores)", "",
            "GFLOP/s (ratio to numpy: its time / jitcoop's, in the same test)", ""]
     out += table(lambda r: f"{r['gflops']:.1f} ({r['ratio_to_numpy']:.1%})")
-    out += ["", "speed-up of all cores over one thread; x lavapipe's speed (same SPIR-V, same test)", ""]
-    out += table(lambda r: f"{r['speedup_over_one_thread']:.2f}x" + (
+    out += ["", "speed-up of all cores over one thread (numpy's own in the same test); x lavapipe's speed "
+            "(same SPIR-V, same test)", ""]
+    out += table(lambda r: f"{r['speedup_over_one_thread']:.2f}x (np {r['numpy_speedup_over_one_thread']:.2f}x)" + (
         f"; {r['ratio_to_lavapipe']:.2f}x lvp" if "ratio_to_lavapipe" in r else ""),
         " | lavapipe GFLOP/s (best)", lavapipe_cell)
     out += ["", "GEMM styles: the worst and the best by ratio to numpy", "",

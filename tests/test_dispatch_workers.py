@@ -119,3 +119,15 @@ def test_a_timeout_stops_a_spinning_dispatch_of_another_thread():
         t.join(60)
     assert not any(t.is_alive() for t in callers), "a spinning dispatch was not stopped"
     assert outcomes == ["timeout", "timeout"], outcomes
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("grid", [(1, 1), (3, 1), (8, 1), (127, 1), (1000, 1), (257, 9)])
+def test_every_workgroup_runs_once(kc, grid, threads):
+    """The guided self-scheduling of a dispatch's chunks (shrinking shares of what is left, down
+    to a floor) hands every workgroup of the grid to exactly one thread: each workgroup adds one
+    to its own counter (tests/shaders/wg_count.comp), and every counter must be 1."""
+    k = kc("wg_count")
+    counts = np.zeros(grid[0] * grid[1], np.uint32)
+    k.dispatch((*grid, 1), {0: counts}, threads=threads)
+    np.testing.assert_array_equal(counts, np.ones_like(counts))

@@ -258,6 +258,11 @@ def _bad_index(r):
                                 (1, 3): np.full(n, 7, np.uint32)}, push=u32(3, 100))
 
 
+@recipe(T + "wg_count.spv")
+def _wg_count(r):
+    return Dispatch((37, 5, 1), {0: r.small(37 * 5, np.uint32, 0, 4)}, threads=2)
+
+
 @recipe(T + "barrier_spin.spv", spec={0: False})
 def _barrier_spin(r):
     return Dispatch(2, {0: np.zeros(32, np.uint32)})       # uniform: every invocation at both barriers

@@ -91,7 +91,14 @@ _LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "ac
          "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "ldexp", "expf", "logf", "powf", "sqrt", "cbrt"}
 
 
-VECTOR_SIZE = 2.5       # the most lines the vector copy may have per line of the lane code
+# The most lines the vector copy may have per line of the lane code: in a kernel without
+# collectives LLVM's loop vectorizer already runs the lane loop several invocations at a time
+# (saxpy ran 0.77-0.83x as fast with lane groups); a kernel with collectives has a lane loop
+# LLVM cannot vectorize (resume points, a switch), so lane groups pay at larger copies: at 3.0-3.5
+# times the lane code, measured side by side on one core, the tiled SGEMM 1.6-1.7x, the
+# Hillis-Steele and Blelloch scans 1.4-1.9x, a cooperative-vector MatMul 1.0-1.3x as fast.
+VECTOR_SIZE = 2.5
+VECTOR_SIZE_SYNC = 4.5
 COSTLY_SHARE = 0.25     # the share of costly instructions (_LaneGroups.costly), and their number,
 COSTLY_MOST = 128       # past which lane groups are left out (each is several blocks of vector
                         # code: a shader of hundreds compiled 3-7 times slower, for little)
@@ -1250,7 +1257,8 @@ class _VecEmitter:
             self.terminator(lab, b.ins[-1])
         size = sum(len(lines) for _, lines in self.new_blocks)
         region = sum(len(lg.blocks[lab].ins) for lab in lg.region)
-        if not lg.p.force and size > VECTOR_SIZE * region:
+        limit = VECTOR_SIZE_SYNC if lg.p.state is not None else VECTOR_SIZE
+        if not lg.p.force and size > limit * region:
             raise Unsupported(f"not worth it: the vector copy would be {size / region:.1f} times the lane code "
                               "(memory accesses sorted out at run time, work run once per invocation)")
         # phis: incoming values are computed at the end of each edge's block

@@ -1,8 +1,10 @@
-"""Foundation benchmarks: a per-lane scalar SGEMM, a bandwidth-bound saxpy, compile and cache."""
+"""Foundation benchmarks: a per-lane scalar SGEMM, a bandwidth-bound saxpy, compile and cache, and
+what lane groups are worth in kernels with barriers."""
 import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,3 +93,59 @@ def test_compile_cold_and_warm(benchmark, tmp_path, report):
                                 in_process_s=inproc)
     report(f"SGEMM compile: cold {cold[0]:.2f} s, warm (new process) {warm[0]:.3f} s "
            f"(cache hit {warm[2]}), warm in process {inproc * 1e3:.1f} ms")
+
+
+def _scan_inputs(nwg):
+    data = np.random.default_rng(2).integers(0, 1000, nwg * 256).astype(np.uint32)
+    want = data.reshape(nwg, 256).cumsum(axis=1, dtype=np.uint64).astype(np.uint32)
+    return data, want
+
+
+@pytest.mark.parametrize("case", ["sgemm_1024", "prefix_sum_blelloch"])
+def test_lane_groups_with_collectives(benchmark, dev, report, case):
+    """What lane groups are worth in kernels with barriers, whose lane loop LLVM cannot vectorize
+    (codegen/lanevec.py, VECTOR_SIZE_SYNC): the default kernel (lane groups, timed) against the
+    same shader with lane_groups=False (the peer), interleaved, one thread each; both results
+    checked against numpy (the SGEMM's float64 matmul, the scan's cumsum)."""
+    if case == "sgemm_1024":
+        n = 1024
+        rng = np.random.default_rng(0)
+        a = rng.random((n, n), dtype=np.float32)
+        b = rng.random((n, n), dtype=np.float32)
+        c = np.zeros((n, n), np.float32)
+        path, grid, spec, work = SHADERS / "sgemm_tiled.spv", (n // 64, n // 64, 1), {}, 2 * n ** 3
+        bind, push = {0: a, 1: b, 2: c}, struct.pack("<3I", n, n, n)
+
+        def check():
+            np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4)
+            c[:] = 0
+    else:
+        nwg = 4096
+        data, want = _scan_inputs(nwg)
+        sums = np.zeros(nwg, np.uint32)
+        path = Path(__file__).parents[1] / "tests" / "shaders" / "prefix_sum.spv"
+        grid, spec, work, push = (nwg, 1, 1), {0: True}, nwg * 256, None
+        bind = {0: data.copy(), 1: sums}
+
+        def check():
+            # Blelloch: exclusive scan in place, totals in sums
+            excl = np.concatenate([np.zeros((nwg, 1), np.uint32), want[:, :-1]], axis=1)
+            np.testing.assert_array_equal(bind[0].reshape(nwg, 256), excl)
+            np.testing.assert_array_equal(sums, want[:, -1])
+            bind[0][:] = data
+    m = dev.load(path)
+    ks = {on: m.kernel(spec=spec, lane_groups=on) for on in (True, False)}
+    assert ks[True].meta.lane_group > 0, ks[True].meta.lane_group_why
+    runs = {on: (lambda k=k: k.dispatch(grid, bind, push=push, threads=1)) for on, k in ks.items()}
+    for on in (False, True):
+        runs[on]()
+        check()
+    t_off = []
+    benchmark.pedantic(runs[True], setup=lambda: t_off.append(best_of(runs[False], 1)), rounds=5,
+                       iterations=1, warmup_rounds=0)
+    t_on, t_off = benchmark.stats.stats.min, min(t_off)
+    unit, scale = ("GFLOP/s", 1e9) if case.startswith("sgemm") else ("M elements/s", 1e6)
+    benchmark.extra_info.update(rate=work / t_on / scale, rate_without=work / t_off / scale, unit=unit,
+                                speedup=t_off / t_on)
+    report(f"{case} one thread: lane groups {work / t_on / scale:.2f} {unit}, without "
+           f"{work / t_off / scale:.2f} {unit}: {t_off / t_on:.2f}x")

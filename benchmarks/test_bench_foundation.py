@@ -141,7 +141,7 @@ def test_lane_groups_with_collectives(benchmark, dev, report, case):
         runs[on]()
         check()
     t_off = []
-    benchmark.pedantic(runs[True], setup=lambda: t_off.append(best_of(runs[False], 1)), rounds=5,
+    benchmark.pedantic(runs[True], setup=lambda: t_off.append(best_of(runs[False], 1)), rounds=10,
                        iterations=1, warmup_rounds=0)
     t_on, t_off = benchmark.stats.stats.min, min(t_off)
     unit, scale = ("GFLOP/s", 1e9) if case.startswith("sgemm") else ("M elements/s", 1e6)

@@ -95,12 +95,6 @@ def test_compile_cold_and_warm(benchmark, tmp_path, report):
            f"(cache hit {warm[2]}), warm in process {inproc * 1e3:.1f} ms")
 
 
-def _scan_inputs(nwg):
-    data = np.random.default_rng(2).integers(0, 1000, nwg * 256).astype(np.uint32)
-    want = data.reshape(nwg, 256).cumsum(axis=1, dtype=np.uint64).astype(np.uint32)
-    return data, want
-
-
 @pytest.mark.parametrize("case", ["sgemm_1024", "prefix_sum_blelloch"])
 def test_lane_groups_with_collectives(benchmark, dev, report, case):
     """What lane groups are worth in kernels with barriers, whose lane loop LLVM cannot vectorize
@@ -121,7 +115,8 @@ def test_lane_groups_with_collectives(benchmark, dev, report, case):
             c[:] = 0
     else:
         nwg = 4096
-        data, want = _scan_inputs(nwg)
+        data = np.random.default_rng(2).integers(0, 1000, nwg * 256).astype(np.uint32)
+        want = data.reshape(nwg, 256).cumsum(axis=1, dtype=np.uint64).astype(np.uint32)
         sums = np.zeros(nwg, np.uint32)
         path = Path(__file__).parents[1] / "tests" / "shaders" / "prefix_sum.spv"
         grid, spec, work, push = (nwg, 1, 1), {0: True}, nwg * 256, None

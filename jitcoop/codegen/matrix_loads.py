@@ -43,26 +43,31 @@ TILE_BYTES = 1 << 18    # the largest dense tile the table path keeps on the sta
 
 
 def function_for(em, t, inv: int, run: int, psize: int, fmt: int, slot: str, col_major: bool,
-                 store: bool) -> str | None:
+                 store: bool, shadow: bool = False) -> tuple[str | None, bool]:
     """The name of the function that moves matrix type t between memory of format fmt and slots
     of LLVM type `slot` (run: codes.run_length), or None where the library's general load or
     store serves: formats the slots do not hold bit for bit or as float32 from float16, stores
-    other than striped row-major ones, dense tiles too large for the stack."""
+    other than striped row-major ones, dense tiles too large for the stack. `shadow` asks a load
+    into float slots for one that also writes each element as a float64 to a second block of
+    the fragments' shape (a MulAdd with exact numerics reads it as it is: see
+    rules.khr_coopmat.f64_shadows); the second value says whether the function does."""
     if not _supported(fmt, slot):
-        return None
+        return None, False
+    shadow = shadow and not store and slot == "float"
     if run > 0:
-        make = striped_store_helper if store else striped_helper
-        return make(em, t.rows, t.cols, inv, run, psize, fmt, slot)
+        if store:
+            return striped_store_helper(em, t.rows, t.cols, inv, run, psize, fmt, slot), False
+        return striped_helper(em, t.rows, t.cols, inv, run, psize, fmt, slot, shadow), shadow
     if store:
-        return None
+        return None, False
     if col_major:
         row_run = K.run_length(np.asarray(t.layout.table), t.rows, t.cols, False)
         B = transpose_block(slot)
         if row_run and t.rows % B == 0 and t.cols % B == 0 and row_run % B == 0:
-            return transposed_helper(em, t.rows, t.cols, inv, psize, fmt, slot, B)
+            return transposed_helper(em, t.rows, t.cols, inv, psize, fmt, slot, B, shadow), shadow
     if not _tile_fits(t.rows, t.cols, slot):
-        return None
-    return table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, slot, col_major)
+        return None, False
+    return table_helper(em, t.layout, t.rows, t.cols, inv, psize, fmt, slot, col_major), False
 
 
 def transpose_block(slot: str) -> int:
@@ -92,13 +97,15 @@ def transpose_rounds(B: int, vec: str, names: list[str], fresh) -> tuple[list[st
     return lines, cur
 
 
-def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str, B: int) -> str:
+def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str, B: int,
+                      shadow: bool = False) -> str:
     """The load function of a column-major load into the striped layout (see transpose_rounds):
     memory line c (matrix column c) at p + c x Stride x psize, element r of it r elements on."""
-    name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{em.W}.p{psize}.f{fmt}.{slot}.b{B}"
+    name = f"@jc.cmload.c{rows}x{cols}.i{inv}.w{em.W}.p{psize}.f{fmt}.{slot}.b{B}{'.sh' if shadow else ''}"
     if name not in em.decls:
         em.decls[name] = _function(em, name, inv, cols, rows, psize, SIZE_OF[_mem_type(fmt)], "",
-                                   _columns(em.W, rows, cols, inv, fmt, slot, B, stride_lines(psize), False))
+                                   _columns(em.W, rows, cols, inv, fmt, slot, B, stride_lines(psize), False,
+                                            shadow), shadow=shadow)
     return name
 
 
@@ -216,15 +223,25 @@ row.next:
   br i1 %rmore, label %row, label %inst.next"""
 
 
-def _rows_in(W, rows, cols, inv, run, fmt, slot, line) -> str:
-    """The body that loads rows (at `line`) into the striped layout's fragments, a run at a time."""
+def _rows_in(W, rows, cols, inv, run, fmt, slot, line, shadow=False) -> str:
+    """The body that loads rows (at `line`) into the striped layout's fragments, a run at a time
+    (and, `shadow`, as float64 into %shadow, slot for slot)."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")
     move = f"""{conv}
   %dst = getelementptr {slot}, ptr %frag, i64 %j
   store <{step} x {slot}> %v, ptr %dst, align {ssize}"""
+    if shadow:
+        move += "\n" + _shadow_store(step, "%v", "%j", "%sh")
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, last)
+
+
+def _shadow_store(n: int, v: str, j: str, p: str) -> str:
+    """IR that stores the <n x float> value v as float64 to %shadow from slot j (names prefixed p)."""
+    return f"""  {p}.d = getelementptr double, ptr %shadow, i64 {j}
+  {p}.w = fpext <{n} x float> {v} to <{n} x double>
+  store <{n} x double> {p}.w, ptr {p}.d, align 8"""
 
 
 def _bits_type(fmt: int) -> str:
@@ -276,7 +293,7 @@ def _rows_out(W, rows, cols, inv, run, fmt, slot, line) -> str:
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, "run")
 
 
-def _columns(W, rows, cols, inv, fmt, slot, B, line, store: bool) -> str:
+def _columns(W, rows, cols, inv, fmt, slot, B, line, store: bool, shadow: bool = False) -> str:
     """The body that moves the striped layout's fragments from (or, `store`, to) columns: memory
     lines at `line` (non-overlapping, for a store), B x B blocks through a register transpose.
     Block (r0, c0): B column pieces of B elements, and B row pieces of B slots (consecutive:
@@ -330,6 +347,8 @@ rb:
             body += [column(j), conv, f"  store <{B} x {_bits_type(fmt)}> {m}, ptr %l{j}.ptr, align 1"]
         else:
             body += [row(j), f"  store {vec} {moved[j]}, ptr %s{j}.d, align {ssize}"]
+            if shadow:
+                body.append(_shadow_store(B, moved[j], f"%s{j}.j", f"%s{j}.sh"))
     body.append(f"""  br label %blk
 blk:
   %r1 = add i64 %r0, {B}
@@ -342,12 +361,14 @@ rb.end:
     return "\n".join(body)
 
 
-def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str) -> str:
+def striped_helper(em, rows: int, cols: int, inv: int, run: int, psize: int, fmt: int, slot: str,
+                   shadow: bool = False) -> str:
     """The load function of a row-major load into the striped layout (run: codes.run_length)."""
-    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{em.W}.r{run}.p{psize}.f{fmt}.{slot}"
+    name = f"@jc.cmload.s{rows}x{cols}.i{inv}.w{em.W}.r{run}.p{psize}.f{fmt}.{slot}{'.sh' if shadow else ''}"
     if name not in em.decls:
         em.decls[name] = _function(em, name, inv, rows, cols, psize, SIZE_OF[_mem_type(fmt)], "",
-                                   _rows_in(em.W, rows, cols, inv, run, fmt, slot, stride_lines(psize)))
+                                   _rows_in(em.W, rows, cols, inv, run, fmt, slot, stride_lines(psize), shadow),
+                                   shadow=shadow)
     return name
 
 
@@ -492,14 +513,15 @@ def _run(rows: int, cols: int, inv: int) -> int:
     return 0
 
 
-def _function(em, name, inv, lines, width, psize, esize, alloca, body, store=False) -> str:
+def _function(em, name, inv, lines, width, psize, esize, alloca, body, store=False, shadow=False) -> str:
     """The load (or store) function around `body` (which starts in block %copy with the
     instance's %p, %s and %base, and ends branching to %inst.next): the loop over waiting
     instances and the bounds check of each (lines x width elements, lines Stride x psize bytes
     apart; a load's Stride must not be negative, a store's must be positive)."""
     em.helper("in_ranges")
     stride_rule = "icmp sle i64 %s, 0" if store else "icmp slt i64 %s, 0"
-    return f"""define internal i64 {name}(ptr %state, i32 %wait, ptr %frag, ptr %addr, ptr %stride, i64 %lo, i64 %hi, ptr %ranges, i64 %nranges, ptr %info) noinline {{
+    extra = ", ptr %shadow" if shadow else ""
+    return f"""define internal i64 {name}(ptr %state, i32 %wait, ptr %frag, ptr %addr, ptr %stride, i64 %lo, i64 %hi, ptr %ranges, i64 %nranges, ptr %info{extra}) noinline {{
 entry:
 {alloca}
   %bounded = icmp ugt i64 %hi, %lo

@@ -126,10 +126,16 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
     fn = "store" if store else "load"
     run = K.run_length(t.layout.table, t.rows, t.cols, col_major)
     fmt = fmt_of(t.elem)
-    helper = matrix_loads.function_for(em, t, inv, run, psize, fmt, block.llvm, bool(col_major), store)
+    want = not store and ins.result in f64_shadow_wanted(em)
+    helper, shadowed = matrix_loads.function_for(em, t, inv, run, psize, fmt, block.llvm, bool(col_major),
+                                                 store, want)
     if helper is not None:
+        extra = ""
+        if shadowed:
+            extra = f", ptr {_shadow_block(em, ins.result, block).ptr}"
         bad = em.op(f"call i64 {helper}(ptr {em.state}, i32 {wait}, ptr {block.ptr}, ptr {addr.ptr}, "
-                    f"ptr {stride.ptr}, i64 {lo}, i64 {hi}, ptr %ranges, i64 %nranges, ptr {em.info_array().ptr})")
+                    f"ptr {stride.ptr}, i64 {lo}, i64 {hi}, ptr %ranges, i64 %nranges, ptr {em.info_array().ptr}"
+                    f"{extra})")
     else:
         bad = em.lib(f"{CM}:{fn}", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), block, em.table(t.layout),
                                     ("i64", str(t.rows)), ("i64", str(t.cols)), addr, stride, ("i64", str(psize)),
@@ -141,6 +147,55 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
                  f"cooperative matrix {fn} of a {describe(t)} reaches outside {where}: {{e}} bytes "
                  f"from byte offset {{d}} (rows x Stride x {psize}-byte pointee; {rule_words})",
                  bad, em.info_at(0), em.info_at(1))
+
+
+# -- float64 shadows of MulAdd operands ----------------------------------------------------------------
+# A MulAdd with exact numerics sums in float64, so each call converted its A and B fragments
+# (float32 slots) into float64 copies first: in a register-tiled GEMM every loaded tile is an
+# operand of several MulAdds and was converted once for each, and the copy was read back by
+# broadcasts right after its stores (an 8 x 8 x 8 MulAdd: 120-130 cycles with the copies, about
+# 82 without). A load whose result some such MulAdd takes as A or B writes a float64 copy of its
+# fragments beside them, slot for slot, as it loads (the shadow); the MulAdds read the shadow as
+# their operand. SSA makes that safe: the shadow of value v is written where v is defined, every
+# use of v is dominated by that definition, and a value that shares v's fragment rows (so its
+# shadow too) is never live at the same time.
+
+def f64_shadow_wanted(em) -> set:
+    """The ids of the matrices that are A or B of a MulAdd summing in float64 from 32-bit or
+    narrower float slots (computed once per kernel)."""
+    got = getattr(em, "_f64_shadow_wanted", None)
+    if got is None:
+        got = set()
+        if numerics(em) == K.EXACT:
+            for b in em.ff.blocks:
+                for ins in b.instrs:
+                    if ins.opname != "OpCooperativeMatrixMulAddKHR":
+                        continue
+                    try:
+                        a, bt, c, r, _ = muladd_types(em, ins)
+                    except SpirvError:
+                        continue            # reported where the MulAdd is generated
+                    if r.elem.kind == "float" and a.elem.width <= 32 and bt.elem.width <= 32:
+                        got.update(ins.operands[:2])
+        em._f64_shadow_wanted = got
+    return got
+
+
+def _shadow_block(em, vid, block):
+    """The float64 block [length, W] beside fragment block `block`, recorded as value vid's shadow
+    (one per fragment block: values that share fragment rows are never live together)."""
+    from ..collectives import Arr
+    name = "sh" + block.ptr.lstrip("%").replace(".", "_").replace('"', "")
+    arr = Arr(em.work_array(name, "double", block.shape[0] * em.W), "f64", block.shape)
+    shadows(em)[vid] = arr
+    return arr
+
+
+def shadows(em) -> dict:
+    """Value id -> its float64 shadow block, for the loads generated so far."""
+    if not hasattr(em, "_f64_shadows"):
+        em._f64_shadows = {}
+    return em._f64_shadows
 
 
 def root_bounds(em, p) -> tuple[str, str]:
@@ -319,13 +374,14 @@ class _Placement:
         self.ntab += arr.size
         return off
 
-    def read(self, t: CoopMat, signed=False):
-        """A, B or C: in place when striped (copied to work when its type is not the compute
-        type), else through its read table into work."""
+    def read(self, t: CoopMat, signed=False, dtype=None):
+        """A, B or C: in place when striped (copied to work when its type, or `dtype` where the
+        fragments are read from a shadow, is not the compute type), else through its read table
+        into work."""
         from ..collectives import dtype_of
         em, n = self.em, t.rows * t.cols
         if _direct(em, self.inv, t):
-            woff = self._region(n) if dtype_of(t.elem) != self.cname else 0
+            woff = self._region(n) if (dtype or dtype_of(t.elem)) != self.cname else 0
             return K.operand(K.STRIPED, t.rows, t.cols, self.inv, em.W, signed, woff=woff)
         toff = self._table(K.read_table(t.layout.table, em.W))
         return K.operand(K.TABLE, t.rows, t.cols, signed=signed, toff=toff, woff=self._region(n))
@@ -377,8 +433,13 @@ def _muladd(em, ins, wait, resume):
         ctype = K.C_F64
     cname = _CTYPE_NAMES[ctype]
     pl = _Placement(em, inv, cname)
-    pa = pl.read(a, bool(flags & A_SIGNED))
-    pb = pl.read(b, bool(flags & B_SIGNED))
+    if ctype == K.C_F64 and is_float:
+        for x in (0, 1):
+            sh = shadows(em).get(o[x])
+            if sh is not None:
+                blocks[x] = sh
+    pa = pl.read(a, bool(flags & A_SIGNED), blocks[0].dtype)
+    pb = pl.read(b, bool(flags & B_SIGNED), blocks[1].dtype)
     if is_float:
         # Exact products (inputs narrower than float64) make a fused multiply-add round only
         # where the separate add would. A float32 or float64 result is rounded by its store; the

@@ -158,11 +158,13 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
 # fragments beside them, slot for slot, as it loads (the shadow); the MulAdds read the shadow as
 # their operand. SSA makes that safe: the shadow of value v is written where v is defined, every
 # use of v is dominated by that definition, and a value that shares v's fragment rows (so its
-# shadow too) is never live at the same time.
+# shadow too) is never live at the same time. Subgroup scope only: a workgroup matrix is one
+# MulAdd's operand, whose conversion is under 1% of that MulAdd's work, and its copy (32 KB for
+# a 128 x 32 tile) cost more than it saved (the wg_arrays GEMM 3.5-6% slower with it).
 
 def f64_shadow_wanted(em) -> set:
-    """The ids of the matrices that are A or B of a MulAdd summing in float64 from 32-bit or
-    narrower float slots (computed once per kernel)."""
+    """The ids of the matrices that are A or B of a subgroup MulAdd summing in float64 from
+    32-bit or narrower float slots (computed once per kernel)."""
     got = getattr(em, "_f64_shadow_wanted", None)
     if got is None:
         got = set()
@@ -175,7 +177,8 @@ def f64_shadow_wanted(em) -> set:
                         a, bt, c, r, _ = muladd_types(em, ins)
                     except SpirvError:
                         continue            # reported where the MulAdd is generated
-                    if r.elem.kind == "float" and a.elem.width <= 32 and bt.elem.width <= 32:
+                    if (r.elem.kind == "float" and a.elem.width <= 32 and bt.elem.width <= 32
+                            and r.scope == 3):
                         got.update(ins.operands[:2])
         em._f64_shadow_wanted = got
     return got

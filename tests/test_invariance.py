@@ -71,14 +71,18 @@ def test_an_atomic_counts_every_invocation():
     np.testing.assert_array_equal(o, ref)
 
 
-def test_corpus_gemm_runs_one_invocation_and_matches_numpy():
-    """The plainest GEMM (benchmarks/shaders/corpus/plain.comp, 8 x 8 tiles) at 64^3."""
+@pytest.mark.parametrize("size", [32, 64])
+def test_corpus_gemm_runs_one_invocation_and_matches_numpy(size):
+    """The plainest GEMM (benchmarks/shaders/corpus/plain.comp, 8 x 8 tiles) at 64^3, with one
+    subgroup a workgroup and with two that compute the same tile: the second subgroup's loads
+    take their pointers (computed in the K loop by the one invocation that runs) from its own
+    first lane, which must get lane 0's value."""
     n = 64
     rng = np.random.default_rng(3)
     a = rng.integers(-4, 5, (n, n)).astype(np.float16)
     b = rng.integers(-4, 5, (n, n)).astype(np.float16)
     c = np.zeros((n, n), np.float32)
-    k = jitcoop.Device().load(ROOT / "benchmarks/shaders/corpus/plain_8.spv").kernel(spec={0: 32})
+    k = jitcoop.Device().load(ROOT / "benchmarks/shaders/corpus/plain_8.spv").kernel(spec={0: size})
     assert k.meta.lanes_run == 1
     k.dispatch((n // 16, n // 16), {0: a, 1: b, 2: c}, push=np.array([n, n, n], np.uint32))
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))

@@ -17,6 +17,6 @@ convert s8 int8_t int32_t 32 16 1
 convert u8 uint8_t uint32_t 32 32 1
 
 $G $V -DPOSITION_BEFORE_LOOP conv.comp -o conv_outer.spv >/dev/null
-for s in arrays bad conv mlp dequant; do
+for s in arrays bad conv mlp dequant ldbits; do
     $G $V $s.comp -o $s.spv >/dev/null
 done

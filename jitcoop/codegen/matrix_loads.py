@@ -51,7 +51,7 @@ def function_for(em, t, inv: int, run: int, psize: int, fmt: int, slot: str, col
     other than striped row-major ones, dense tiles too large for the stack. `shadow` asks a load
     into float slots for one that also writes each element as a float64 to a second block of
     the fragments' shape (a MulAdd with exact numerics reads it as it is: see
-    rules.khr_coopmat.f64_shadows); the second value says whether the function does."""
+    rules.khr_coopmat.f64_shadow_wanted); the second value says whether the function does."""
     if not _supported(fmt, slot):
         return None, False
     shadow = shadow and not store and slot == "float"

@@ -282,6 +282,13 @@ def _local_names(text: str, prefix: str) -> str:
                          text, flags=re.M))
 
 
+def _prefetch(addr: str, ahead: int, p: str) -> str:
+    """IR that prefetches (for reading, into L2) the memory `ahead` bytes past i64 address addr."""
+    return f"""  {p}.a = add i64 {addr}, {ahead}
+  {p}.p = inttoptr i64 {p}.a to ptr
+  call void @llvm.prefetch.p0(ptr {p}.p, i32 0, i32 2, i32 1)"""
+
+
 def _shadow_store(n: int, v: str, j: str, p: str) -> str:
     """IR that stores the <n x float> value v as float64 to %shadow from slot j (names prefixed p)."""
     return f"""  {p}.d = getelementptr double, ptr %shadow, i64 {j}
@@ -338,7 +345,7 @@ def _rows_out(W, rows, cols, inv, run, fmt, slot, line) -> str:
     return _striped_runs(W, rows, cols, inv, step, line, esize, move, "run")
 
 
-def _columns(W, rows, cols, inv, fmt, slot, B, line, store: bool, shadow: bool = False) -> str:
+def _columns(W, rows, cols, inv, fmt, slot, B, line, store: bool, shadow: bool = False, ahead: int = 0) -> str:
     """The body that moves the striped layout's fragments from (or, `store`, to) columns: memory
     lines at `line` (non-overlapping, for a store), B x B blocks through a register transpose.
     Block (r0, c0): B column pieces of B elements, and B row pieces of B slots (consecutive:
@@ -377,7 +384,8 @@ rb:
             pieces.append(f"%s{i}.v")
         else:
             conv, last = _convert(fmt, B, slot, f"%l{i}.ptr", f"%l{i}.v", last)
-            body += [column(i), conv]
+            pf = "\n" + _prefetch(f"%l{i}.a", ahead * esize, f"%l{i}.pf") if ahead else ""
+            body += [column(i) + pf, conv]
             pieces.append(f"%l{i}.v")
     n = [0]
 
@@ -513,11 +521,12 @@ g:
     return name
 
 
-def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: str) -> str | None:
+def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: str, ahead: int = 0) -> str | None:
     """The function that moves one instance of a tensor load or store whose plan is clean, its
     lines in bounds (kernels.tensor.plan_lines checked): `rows` loads rows whose first elements
     the plan's table gives, `columns` loads columns (a transposing view); `store` and
-    `store_columns` store them.
+    `store_columns` store them. `ahead` (columns): prefetch each line that many elements past
+    the tile, where a K loop reads next (rules.nv_coopmat2._line_moves says when).
 
         void @name(ptr %frag, i64 %base, i64 %p, ptr %lines)
 
@@ -534,12 +543,14 @@ def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: 
         B = transpose_block(slot)
         if rows % B or cols % B or run % B:
             return None
-        body = _columns(W, rows, cols, inv, fmt, slot, B, line, kind == "store_columns")
+        body = _columns(W, rows, cols, inv, fmt, slot, B, line, kind == "store_columns", ahead=ahead)
     elif kind == "rows":
         body = "  %nanacc = alloca i64\n" + _rows_in(W, rows, cols, inv, run, fmt, slot, line)
     else:
         body = _rows_out(W, rows, cols, inv, run, fmt, slot, line)
-    name = f"@jc.tmove.{kind}.{rows}x{cols}.i{inv}.w{W}.f{fmt}.{slot}"
+    name = f"@jc.tmove.{kind}.{rows}x{cols}.i{inv}.w{W}.f{fmt}.{slot}{f'.pf{ahead}' if ahead else ''}"
+    if ahead:
+        em.declare("@llvm.prefetch.p0", "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
     if name not in em.decls:
         em.decls[name] = f"""define internal void {name}(ptr %frag, i64 %base, i64 %p, ptr %lines) noinline {{
 copy:

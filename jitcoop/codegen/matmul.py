@@ -14,7 +14,9 @@ the scalar loop's operations in the scalar loop's order (start at C, add the pro
 k = 0, 1, ...), so results do not depend on the blocking; `fused` contracts each multiply and add
 into one FMA, which gives the same result whenever the products are exact (inputs narrower than
 float64). Operands that are not DENSE/STRIPED in the compute type are first copied, converted,
-into `work` as dense matrices; integer results are combined with C, wrapped or saturated.
+into `work` as dense matrices (a subgroup MulAdd's float A and B usually arrive in float64
+already: their loads wrote float64 shadows, rules.khr_coopmat.f64_shadow_wanted); integer results
+are combined with C, wrapped or saturated.
 """
 from __future__ import annotations
 

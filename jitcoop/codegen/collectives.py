@@ -82,6 +82,10 @@ class Collectives:
         self._ret_slots: dict = {}
         self._excinfo = None
         self.meta.library = []
+        # float64 shadows of MulAdd operands (rules.khr_coopmat): the ids that want one (computed
+        # at the first load), and value id -> shadow block for the loads generated so far
+        self.f64_shadow_ids: set | None = None
+        self.f64_shadows: dict = {}
 
     # -- memory of the work area ----------------------------------------------------------------------
     def work_alloc(self, nbytes: int, align: int = 64) -> int:

@@ -238,7 +238,7 @@ def _rows_in(W, rows, cols, inv, run, fmt, slot, line, shadow=False) -> str:
     did, the runs again as _convert mends NaNs (their payloads must survive): a branch on every
     run cost more than the conversion (side by side at 512^3 on one core, the 8 x 8 GEMM of
     benchmarks/shaders/corpus/plain.comp 1.085x as fast in two passes with float32 numerics,
-    1.05x exact)."""
+    1.05x exact). The first pass notes NaNs in the i64 its function allocates as %nanacc."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
     conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")

@@ -167,7 +167,7 @@ def _memory_access(em, ins, ptr_id, t, layout_id, stride_id, wait, block, store)
 def f64_shadow_wanted(em) -> set:
     """The ids of the matrices that are A or B of a subgroup MulAdd summing in float64 from
     32-bit or narrower float slots (computed once per kernel)."""
-    got = getattr(em, "_f64_shadow_wanted", None)
+    got = em.f64_shadow_ids
     if got is None:
         got = set()
         if numerics(em) == K.EXACT:
@@ -182,7 +182,7 @@ def f64_shadow_wanted(em) -> set:
                     if (r.elem.kind == "float" and a.elem.width <= 32 and bt.elem.width <= 32
                             and r.scope == 3):
                         got.update(ins.operands[:2])
-        em._f64_shadow_wanted = got
+        em.f64_shadow_ids = got
     return got
 
 
@@ -192,15 +192,8 @@ def _shadow_block(em, vid, block):
     from ..collectives import Arr
     name = "sh" + block.ptr.lstrip("%").replace(".", "_").replace('"', "")
     arr = Arr(em.work_array(name, "double", block.shape[0] * em.W), "f64", block.shape)
-    shadows(em)[vid] = arr
+    em.f64_shadows[vid] = arr
     return arr
-
-
-def shadows(em) -> dict:
-    """Value id -> its float64 shadow block, for the loads generated so far."""
-    if not hasattr(em, "_f64_shadows"):
-        em._f64_shadows = {}
-    return em._f64_shadows
 
 
 def root_bounds(em, p) -> tuple[str, str]:
@@ -440,7 +433,7 @@ def _muladd(em, ins, wait, resume):
     pl = _Placement(em, inv, cname)
     if ctype == K.C_F64 and is_float:
         for x in (0, 1):
-            sh = shadows(em).get(o[x])
+            sh = em.f64_shadows.get(o[x])
             if sh is not None:
                 blocks[x] = sh
     pa = pl.read(a, bool(flags & A_SIGNED), blocks[0].dtype)

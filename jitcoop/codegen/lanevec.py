@@ -43,6 +43,11 @@ from .llvm import Phi
 
 
 WIDE_GROUP = 16         # invocations per group where the workgroup is made of whole groups this size
+# Contiguous loads in loops prefetch what they will read this many iterations on (_stride_prefetch):
+# a loop that stages a tile through shared memory reads rows of a matrix a page or more apart,
+# where the processor's prefetchers do not follow; measured side by side at 1024^3 on one core,
+# the bias_act GEMM 1.02-1.07x at 2 iterations, 1.06-1.16x at 8, the others within noise.
+PREFETCH_AHEAD = 8
 
 
 def group_size(lanes: int) -> int:
@@ -1426,9 +1431,9 @@ class _VecEmitter:
             self.define(ins.res, f"call {vt} {gather}({_vt(G, 'ptr')} {ptrs}, i32 {align}, "
                                  f"{_vt(G, 'i1')} {_const_vec(G, 'i1', 'true')}, {vt} poison)")
             return
-        self.define(ins.res, self._load_any(t, ptrs, align, as_phi=True))
+        self.define(ins.res, self._load_any(t, ptrs, align, as_phi=True, orig=p))
 
-    def _load_any(self, t: str, ptrs: str, align: str, as_phi: bool = False) -> str:
+    def _load_any(self, t: str, ptrs: str, align: str, as_phi: bool = False, orig=None) -> str:
         """G values of type t from the group's addresses, sorted out at run time: one address
         (a scalar load, broadcast), consecutive addresses (one vector load), else a gather.
         Returns the loaded vector's name, or (as_phi) the phi text that merges the paths."""
@@ -1449,6 +1454,8 @@ class _VecEmitter:
         self.emit(f"br i1 {contig}, label %{yes}, label %{no}")
         self.block(yes)
         p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
+        if orig is not None:
+            self._stride_prefetch(orig, t)
         v1 = self.op(f"load {vt}, ptr {p0}, align {align}")
         self.emit(f"br label %{join}")
         self.block(no)
@@ -1458,6 +1465,69 @@ class _VecEmitter:
         self.block(join)
         phi = f"phi {vt} [ {v0}, %{one_end} ], [ {v1}, %{yes} ], [ {v2}, %{no} ]"
         return phi if as_phi else self.op(phi)
+
+    def _stride_prefetch(self, p: str, t: str):
+        """Prefetch what this contiguous load will read PREFETCH_AHEAD iterations of its loop on
+        (_ahead): the lines lane 0's and lane G-1's elements will be in."""
+        a = self._ahead(p, PREFETCH_AHEAD)
+        if a is None:
+            return
+        self.lg.p.declare("@llvm.prefetch.p0", "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
+        ai = self.op(f"ptrtoint ptr {a} to i64")
+        for off in (0, self.G * SIZES[t] - 1):
+            q = self.op(f"inttoptr i64 {self.op(f'add i64 {ai}, {off}')} to ptr")
+            self.emit(f"call void @llvm.prefetch.p0(ptr {q}, i32 0, i32 3, i32 1)")
+
+    def _ahead(self, p: str, n: int) -> str | None:
+        """Lane 0's value of address p n iterations of the innermost loop on, or None: the pure
+        arithmetic p is made of (adds, multiplies, divisions, casts, selects, comparisons,
+        address steps) cloned on scalars, with the loop's counter (a phi stepping by a uniform
+        amount) advanced n steps and every other input at its current value. A guess only:
+        what the load reads then depends on inputs that may change (a prefetch never faults);
+        division stays safe, since the rules guard divisors with selects, which are cloned too."""
+        defined = self.lg.defined
+        chain, phis, seen = [], [], set()
+
+        def walk(x, depth):
+            if x in seen or x not in defined or depth > 40:
+                return
+            seen.add(x)
+            d = defined[x][1]
+            if isinstance(d, Phi):
+                phis.append(d)
+                return
+            if d.kind not in ("bin", "cast", "gep", "select", "cmp"):
+                return
+            for _, v in d.args:
+                if _is_name(v):
+                    walk(v, depth + 1)
+            chain.append(d)
+        walk(p, 0)
+        step = None
+        for ph in phis:
+            for v, _ in self.lg.incoming[id(ph)]:
+                d = defined.get(v, (None, None))[1]
+                if isinstance(d, Ins) and d.kind == "bin" and d.op == "add" and d.args[0][1] == ph.name \
+                        and (not _is_name(d.args[1][1]) or self.shape(d.args[1][1]) == U):
+                    step = (ph, d.args[1][1])
+                    break
+            if step:
+                break
+        if step is None:
+            return None
+        ph, inc = step
+        inc = self.uop(inc) if _is_name(inc) else inc
+        clone = {ph.name: self.op(f"add {ph.t} {self.lane0(ph.t, ph.name)}, {self.op(f'mul {ph.t} {inc}, {n}')}")}
+
+        def operand(types, x):
+            if x in clone:
+                return clone[x]
+            return self.lane0(types.get(x, "i64"), x) if x in defined or x == "%lane" else x
+        for ins in chain:
+            types = {v: t for t, v in ins.args}
+            body = _NAME.sub(lambda m: operand(types, m.group(0)), ins.text.split("=", 1)[1])
+            clone[ins.res] = self.op(body.strip())
+        return clone.get(p)
 
     def _address_parts(self, p: str):
         """(base, byte offset) of a pointer made as inttoptr(base [+ constant]), else None."""

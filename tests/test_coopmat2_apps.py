@@ -256,3 +256,56 @@ def test_mul_mat_id_gather_and_scatter():
                                   push=np.array([T, N, K], np.uint32))
     ref = np.stack([exact_gemm(a[t:t + 1], b[route[t]], kstep=16)[0] for t in range(T)])
     np.testing.assert_array_equal(d, ref)
+
+
+# -- per-element operations in vector form ------------------------------------------------------------
+
+def pe_vector_inputs(seed=3):
+    """Two 16 x 16 matrices (one per subgroup) and their second operands: rows 0-7 of every
+    matrix take the Func's first branch, rows 8-11 the second, rows 12-15 mix them (a vector
+    form meets G elements that part ways)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(1, 2, (2, 16, 16)).astype(np.float32)
+    x[:, 8:12] *= -4
+    x[:, 12:] = rng.uniform(-1, 1, (2, 4, 16)).astype(np.float32)
+    y = rng.uniform(-0.25, 0.25, (2, 16, 16)).astype(np.float32)
+    bias = rng.uniform(-0.25, 0.25, 512).astype(np.float32)
+    return x, y, bias
+
+
+def pe_vector_ref(x, y, bias, s):
+    v = ((x * s).astype(np.float32) + bias.reshape(2, 16, 16)).astype(np.float32) + y
+    with np.errstate(over="ignore"):
+        e = (np.exp(v.astype(np.float64)).astype(np.float32) - np.float32(1)).astype(np.float32)
+    return np.where(v > 0, v, e)
+
+
+@pytest.mark.parametrize("profile", ["generic", "shuffled"])
+@pytest.mark.parametrize("profiled", [False, True])
+def test_per_element_func_on_every_operand_kind(profile, profiled):
+    # Unprofiled, the Func runs 16 elements at a time where they take one path (callback_vector);
+    # profiled, one element at a time. Both against numpy doing what the GLSL says, in float32.
+    x, y, bias = pe_vector_inputs()
+    s = np.float32(2.0)
+    o = np.zeros(512, np.float32)
+    assert (x[:, 12:] > 0).any() and (x[:, 12:] < 0).any()
+    kernel("pe_vector", profile).dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel()]), 1: bias, 2: o},
+                                          push=np.array([s], np.float32), profile=profiled)
+    want = pe_vector_ref(x, y, bias, s)
+    # exp is the C library's, rounded once to float32: within an ulp of numpy's
+    np.testing.assert_allclose(o.reshape(2, 16, 16), want, rtol=2 ** -23, atol=0)
+    np.testing.assert_array_equal(o.reshape(2, 16, 16)[want > 0], want[want > 0])
+
+
+def test_per_element_func_failure_names_the_element_lane():
+    # The bias is one float short: only element (15, 15) of subgroup 1's matrix reads past it.
+    # Generic's striped layout puts it in element 7 of that subgroup's lane 31 (element e of
+    # lane l is row-major index e x 32 + l): invocation 63 of the workgroup.
+    x, y, bias = pe_vector_inputs()
+    o = np.full(512, 7.0, np.float32)
+    with pytest.raises(jitcoop.ExecutionError, match=r"OpLoad at byte \d+ workgroup \(0, 0, 0\) lane 63: "
+                       r"out-of-bounds access: 4 bytes at byte offset 2044 of binding \(set 0, binding 1\)") as e:
+        kernel("pe_vector").dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel()]), 1: bias[:511], 2: o},
+                                     push=np.array([2.0], np.float32))
+    assert e.value.lane == 63 and e.value.workgroup == (0, 0, 0)
+    assert (o == 7.0).all()

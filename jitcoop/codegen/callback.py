@@ -18,6 +18,8 @@ DecodeFunc: 7.7 ns per element inlined, 9.0 called).
 """
 from __future__ import annotations
 
+import re
+
 from ..analysis.context import Context
 from ..errors import SpirvError
 from ..spirv.types import Opaque, Pointer, Vector, leaves, n_leaves
@@ -189,6 +191,15 @@ class CallbackGen(KernelGen):
                                                   name=self.m.name_of(self.fid))
             self.counter_add(self.bytes_slot, str(s.size))
         return super().load_leaf(s, addr, raw)
+
+
+def vector_form(text: str, G: int, declare):
+    """(name, text) of the G-wide form of a callback whose scalar LLVM text is `text`: its own
+    parameters (%a...) and the invocation index differ per element, the context does not."""
+    from .callback_vector import vector_callback
+    header = text.split("\n", 1)[0]
+    varying = {n for n in re.findall(r"%[-\w.$]+", header.split("(", 1)[1]) if n.startswith("%a") or n == "%lane"}
+    return vector_callback(text, G, varying, declare)
 
 
 def return_leaves(t) -> int:

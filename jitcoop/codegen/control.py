@@ -266,9 +266,24 @@ class ControlFlow:
         """The name of callback `fid`'s LLVM function (jitcoop.codegen.callback), made once."""
         if fid not in self._emitted_callbacks:
             from .callback import CallbackGen
-            self._emitted_callbacks.add(fid)
-            self.globals.append(CallbackGen(self, fid).build_function())
+            self._emitted_callbacks[fid] = None
+            self._emitted_callbacks[fid] = text = CallbackGen(self, fid).build_function()
+            self.globals.append(text)
         return f"@cb{fid}"
+
+    def vector_callback_fn(self, fid: int, G: int) -> str | None:
+        """The name of callback `fid`'s G-wide form (jitcoop.codegen.callback_vector), its
+        parameters and the invocation index taking one value per element; None where it has
+        none. Made once per (fid, G)."""
+        key = (fid, G)
+        if key not in self._vector_callbacks:
+            from .callback import vector_form
+            self.callback_fn(fid)
+            made = vector_form(self._emitted_callbacks[fid], G, self.declare)
+            if made is not None:
+                self.globals.append(made[1])
+            self._vector_callbacks[key] = made and made[0]
+        return self._vector_callbacks[key]
 
     def check_callback_failed(self):
         """After a callback call: leave the kernel if the callback recorded a failure."""

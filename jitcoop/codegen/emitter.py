@@ -421,7 +421,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.lane_reg: str | None = None
         self.wg_reg = "%wg"
         self._phis: dict[int, list] = {}
-        self._emitted_callbacks: set = set()
+        self._emitted_callbacks: dict = {}          # fid -> the callback's LLVM text
+        self._vector_callbacks: dict = {}           # (fid, G) -> its vector form's name, or None
         self._init_collectives()
 
     def _start(self):

@@ -20,6 +20,7 @@ from ...kernels import codes as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector, describe,
                             leaves, size_of)
 from ..callback import CONTEXT_ARGS
+from ..lanevec import group_size
 from ..collectives import Arr
 from ..llvm import ty
 from . import CALLBACKS, collective, pure, rule
@@ -920,39 +921,129 @@ def _per_element(em, ins, wait, resume):
     W, NL = em.W, t.n
     S = em.prof.slots("per-element", ("calls", "elements", "ticks"), ins=ins, fid=fid) if em.profiling else None
 
+    # Profiled, the scalar loop: the counters and clock reads are per element.
+    G = group_size(inv) if S is None else 0
+    vfn = em.vector_callback_fn(fid, G) if G and inv % G == 0 and _plain_rows(src, out, extras, et) else None
+
+    def element(l, lane, e):
+        """The Func on element e of lane l of the instance (lane: its index in the workgroup)."""
+        ln = em.op(f"mul i64 {l}, {NL}")
+        k = em.op(f"sext i32 {em.load_at(tab.ptr, 'i32', em.op(f'add i64 {ln}, {e}'))} to i64")
+        r = em.op(f"udiv i64 {k}, {t.cols}")
+        c = em.op(f"sub i64 {k}, {em.op(f'mul i64 {r}, {t.cols}')}")
+        at = em.op(f"add i64 {em.op(f'mul i64 {e}, {W}')}, {lane}")
+        args = [f"i32 {em.op(f'trunc i64 {r} to i32')}", f"i32 {em.op(f'trunc i64 {c} to i32')}",
+                f"{et} {em.load_at(src.ptr, src.llvm, at)}"]
+        for kind, arr, rt_ in extras:
+            v = em.load_at(arr.ptr, arr.llvm, at if kind == "m" else lane)
+            if rt_ == "i1":
+                v = em.op(f"trunc i8 {v} to i1")
+            args.append(f"{rt_} {v}")
+        t0 = None
+        if S is not None:
+            em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
+            t0 = em.op("call i64 @llvm.readcyclecounter()")
+        v = em.op(f"call {et} {fn}({', '.join(args)}, {CONTEXT_ARGS}, i64 {lane})")
+        em.check_callback_failed()
+        em.store_at(out.ptr, out.llvm, at, v)
+        if S is not None:
+            em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
+            em.counter_add(S, "1")
+            em.counter_add(S + 1, "1")
+
+    def elements(l, lane, e):
+        """The Func's vector form on element e of lanes l .. l + G - 1, side by side in each
+        block; where they part ways or one fails, the scalar Func on each (callback_vector)."""
+        V = _Vec(em, G)
+        lv = V.iota(lane)
+        tab_i = V.op("add", "i64", V.op("mul", "i64", V.iota(l), V.splat("i64", str(NL))), V.splat("i64", e))
+        k = V.gather("i32", em.op(f"getelementptr i32, ptr {tab.ptr}, {V.t('i64')} {tab_i}"), 4)
+        cols = V.splat("i32", str(t.cols))
+        r = V.op("udiv", "i32", k, cols)
+        c = V.op("sub", "i32", k, V.op("mul", "i32", r, cols))
+        at = em.op(f"add i64 {em.op(f'mul i64 {e}, {W}')}, {lane}")
+        args = [f"{V.t('i32')} {r}", f"{V.t('i32')} {c}", f"{V.t(et)} {V.load(src, at)}"]
+        for kind, arr, rt_ in extras:
+            v = V.load(arr, at if kind == "m" else lane)
+            if rt_ == "i1":
+                v = em.op(f"trunc {V.t('i8')} {v} to {V.t('i1')}")
+            args.append(f"{V.t(rt_)} {v}")
+        rt = f"{{ {V.t(et)}, i1 }}"
+        res = em.op(f"call {rt} {vfn}({', '.join(args)}, {CONTEXT_ARGS}, {V.t('i64')} {lv})")
+        done, scalar, nxt = (em.fn.label(x) for x in ("pe.v", "pe.s", "pe.n"))
+        em.fn.cbr(em.op(f"extractvalue {rt} {res}, 1"), done, scalar)
+        em.fn.block(done)
+        V.store(out, at, em.op(f"extractvalue {rt} {res}, 0"))
+        em.fn.br(nxt)
+        em.fn.block(scalar)
+        with em.loop(G, hint="s") as i:
+            element(em.op(f"add i64 {l}, {i}"), em.op(f"add i64 {lane}, {i}"), e)
+        em.fn.br(nxt)
+        em.fn.block(nxt)
+
     def instance(base, q):
-        with em.loop(inv, hint="l") as l:
-            lane = em.op(f"add i64 {base}, {l}")
-            with em.loop(NL, hint="e") as e:
-                ln = em.op(f"mul i64 {l}, {NL}")
-                k = em.op(f"sext i32 {em.load_at(tab.ptr, 'i32', em.op(f'add i64 {ln}, {e}'))} to i64")
-                r = em.op(f"udiv i64 {k}, {t.cols}")
-                c = em.op(f"sub i64 {k}, {em.op(f'mul i64 {r}, {t.cols}')}")
-                at = em.op(f"add i64 {em.op(f'mul i64 {e}, {W}')}, {lane}")
-                args = [f"i32 {em.op(f'trunc i64 {r} to i32')}", f"i32 {em.op(f'trunc i64 {c} to i32')}",
-                        f"{et} {em.load_at(src.ptr, src.llvm, at)}"]
-                for kind, arr, rt_ in extras:
-                    v = em.load_at(arr.ptr, arr.llvm, at if kind == "m" else lane)
-                    if rt_ == "i1":
-                        v = em.op(f"trunc i8 {v} to i1")
-                    args.append(f"{rt_} {v}")
-                t0 = None
-                if S is not None:
-                    em.declare("@llvm.readcyclecounter", "declare i64 @llvm.readcyclecounter()")
-                    t0 = em.op("call i64 @llvm.readcyclecounter()")
-                v = em.op(f"call {et} {fn}({', '.join(args)}, {CONTEXT_ARGS}, i64 {lane})")
-                em.check_callback_failed()
-                em.store_at(out.ptr, out.llvm, at, v)
-                if S is not None:
-                    em.counter_add(S + 2, em.op(f"sub i64 {em.op('call i64 @llvm.readcyclecounter()')}, {t0}"))
-                    em.counter_add(S, "1")
-                    em.counter_add(S + 1, "1")
+        if vfn is None:
+            with em.loop(inv, hint="l") as l:
+                lane = em.op(f"add i64 {base}, {l}")
+                with em.loop(NL, hint="e") as e:
+                    element(l, lane, e)
+            return
+        with em.loop(NL, hint="e") as e:
+            with em.loop(inv, step=G, hint="l") as l:
+                elements(l, em.op(f"add i64 {base}, {l}"), e)
 
     em.for_instances(inv, wait, instance)
     em.resume_lanes(wait, resume)
 
 
 CALLBACKS["OpCooperativeMatrixPerElementOpNV"] = lambda em, ins: [(ins.operands[1], "per-element Func")]
+
+
+def _plain_rows(src, out, extras, et) -> bool:
+    """Whether a per-element operation's blocks hold elements as the Func takes them (so G of
+    them load and store as one vector)."""
+    return src.llvm == et and out.llvm == et and all(
+        arr.llvm == rt_ or (rt_ == "i1" and arr.llvm == "i8") for _, arr, rt_ in extras)
+
+
+class _Vec:
+    """G-wide operations for a collective's element loops."""
+    SIZE = {"i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4, "i64": 8, "double": 8}
+
+    def __init__(self, em, G: int):
+        self.em, self.G = em, G
+
+    def t(self, x: str) -> str:
+        return f"<{self.G} x {x}>"
+
+    def splat(self, t: str, x: str) -> str:
+        a = self.em.op(f"insertelement {self.t(t)} poison, {t} {x}, i64 0")
+        return self.em.op(f"shufflevector {self.t(t)} {a}, {self.t(t)} poison, {self.t('i32')} zeroinitializer")
+
+    def iota(self, x: str) -> str:
+        """<x, x + 1, ..., x + G - 1> (i64)."""
+        steps = "<" + ", ".join(f"i64 {i}" for i in range(self.G)) + ">"
+        return self.em.op(f"add {self.t('i64')} {self.splat('i64', x)}, {steps}")
+
+    def op(self, name: str, t: str, a: str, b: str) -> str:
+        return self.em.op(f"{name} {self.t(t)} {a}, {b}")
+
+    def gather(self, t: str, ptrs: str, align: int) -> str:
+        G, vt = self.G, self.t(t)
+        g = self.em.declare(f"@llvm.masked.gather.v{G}{t}.v{G}p0", f"declare {vt} @llvm.masked.gather.v{G}{t}.v{G}p0("
+                            f"{self.t('ptr')}, i32 immarg, {self.t('i1')}, {vt})")
+        true = "<" + ", ".join("i1 true" for _ in range(G)) + ">"
+        return self.em.op(f"call {vt} {g}({self.t('ptr')} {ptrs}, i32 {align}, {self.t('i1')} {true}, {vt} poison)")
+
+    def _at(self, arr, i: str) -> str:
+        return self.em.op(f"getelementptr {arr.llvm}, ptr {arr.ptr}, i64 {i}")
+
+    def load(self, arr, i: str) -> str:
+        """G consecutive elements of a block from index i."""
+        return self.em.op(f"load {self.t(arr.llvm)}, ptr {self._at(arr, i)}, align {self.SIZE.get(arr.llvm, 1)}")
+
+    def store(self, arr, i: str, v: str):
+        self.em.emit(f"store {self.t(arr.llvm)} {v}, ptr {self._at(arr, i)}, align {self.SIZE.get(arr.llvm, 1)}")
 
 
 # -- use conversion and transpose -----------------------------------------------------------------

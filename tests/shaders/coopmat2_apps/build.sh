@@ -12,3 +12,4 @@ sed 's/    scale_mul = 2.0;/    scale_mul = gl_LocalInvocationID.x == 5 ? 3.0 : 
 $G -V --target-env vulkan1.3 /tmp/decode_private_bad.comp -o decode_private_bad.spv
 $G -V --target-env vulkan1.3 mul_mat_id.comp -o mul_mat_id.spv
 $G -V --target-env vulkan1.3 -DDECODE_VEC q4_gemm.comp -o q4_gemm_vec.spv
+$G -V --target-env vulkan1.3 pe_vector.comp -o pe_vector.spv

@@ -121,6 +121,66 @@ HELPERS = {
 }""",
     # The scheduler's scans of the lane states (_state_scan below, added after this dict).
     # Instances (of inv lanes) waiting at `wait` whose done flag (one byte each) is not set.
+    # e^x of a double for results rounded to float32 or float16 (GLSL Exp): within about an ulp of
+    # float64, one block of IEEE operations, so a vector form (lanevec.vector_helper) gives the
+    # same bits as the scalar one. x = n ln2 + r (Cody-Waite: ln2's high part has 21 trailing
+    # zero bits, so n x it is exact), |r| <= ln2 / 2; e^r by Taylor to r^13 / 13! (the next term
+    # is under 2^-57 of it), in Horner form; x 2^n as two powers of two (each a normal double,
+    # for results down to the subnormals). x is clamped to [-746, 710] (0 and inf beyond); NaN
+    # passes through.
+    "exp_f64": """define internal double @jc.exp_f64(double %x) alwaysinline {
+  %nan = fcmp uno double %x, 0.0
+  %lo = fcmp olt double %x, -746.0
+  %x1 = select i1 %lo, double -746.0, double %x
+  %hi = fcmp ogt double %x1, 710.0
+  %x2 = select i1 %hi, double 710.0, double %x1
+  %xc = select i1 %nan, double 0.0, double %x2
+  %t = fmul double %xc, 0x3FF71547652B82FE
+  %n = call double @llvm.rint.f64(double %t)
+  %a = fmul double %n, 0x3FE62E42FEE00000
+  %r1 = fsub double %xc, %a
+  %b = fmul double %n, 0x3DEA39EF35793C76
+  %r = fsub double %r1, %b
+  %m12 = fmul double 0x3DE6124613A86D09, %r
+  %p12 = fadd double %m12, 0x3E21EED8EFF8D898
+  %m11 = fmul double %p12, %r
+  %p11 = fadd double %m11, 0x3E5AE64567F544E4
+  %m10 = fmul double %p11, %r
+  %p10 = fadd double %m10, 0x3E927E4FB7789F5C
+  %m9 = fmul double %p10, %r
+  %p9 = fadd double %m9, 0x3EC71DE3A556C734
+  %m8 = fmul double %p9, %r
+  %p8 = fadd double %m8, 0x3EFA01A01A01A01A
+  %m7 = fmul double %p8, %r
+  %p7 = fadd double %m7, 0x3F2A01A01A01A01A
+  %m6 = fmul double %p7, %r
+  %p6 = fadd double %m6, 0x3F56C16C16C16C17
+  %m5 = fmul double %p6, %r
+  %p5 = fadd double %m5, 0x3F81111111111111
+  %m4 = fmul double %p5, %r
+  %p4 = fadd double %m4, 0x3FA5555555555555
+  %m3 = fmul double %p4, %r
+  %p3 = fadd double %m3, 0x3FC5555555555555
+  %m2 = fmul double %p3, %r
+  %p2 = fadd double %m2, 0x3FE0000000000000
+  %m1 = fmul double %p2, %r
+  %p1 = fadd double %m1, 0x3FF0000000000000
+  %m0 = fmul double %p1, %r
+  %p0 = fadd double %m0, 0x3FF0000000000000
+  %ni = fptosi double %n to i64
+  %h = ashr i64 %ni, 1
+  %k = sub i64 %ni, %h
+  %eh = add i64 %h, 1023
+  %ek = add i64 %k, 1023
+  %bh = shl i64 %eh, 52
+  %bk = shl i64 %ek, 52
+  %sh = bitcast i64 %bh to double
+  %sk = bitcast i64 %bk to double
+  %y1 = fmul double %p0, %sh
+  %y = fmul double %y1, %sk
+  %res = select i1 %nan, double %x, double %y
+  ret double %res
+}""",
     "waiting_left": """define internal i64 @jc.waiting_left(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %flags) {
 entry:
   br label %loop
@@ -437,6 +497,7 @@ INTRINSICS = {
              "@llvm.vector.reduce.smin.v8i32": "declare i32 @llvm.vector.reduce.smin.v8i32(<8 x i32>)"},
     "converged": {"@llvm.vector.reduce.or.v8i32": "declare i32 @llvm.vector.reduce.or.v8i32(<8 x i32>)"},
     "to_odd_f32": {"@llvm.fabs.f64": "declare double @llvm.fabs.f64(double)"},
+    "exp_f64": {"@llvm.rint.f64": "declare double @llvm.rint.f64(double)"},
 }
 DEPENDS = {"round_f16_64": ("to_odd_f32", "round_f16"), "round_bf16_64": ("to_odd_f32", "round_bf16"),
            "round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}

@@ -89,7 +89,7 @@ _IMMARG = {"ctlz": {1}, "cttz": {1}, "abs": {1}}
 # Functions without side effects besides their result: with uniform arguments one call serves
 # every invocation of the group.
 _PURE_PREFIXES = ("llvm.", "jc.f16_to_f32", "jc.f32_to_f16", "jc.round_", "jc.bf16_to_f32",
-                  "jc.f32_to_bf16", "jc.widen")
+                  "jc.f32_to_bf16", "jc.widen", "jc.exp_f64")
 _IMPURE_INTRINSICS = ("llvm.memset", "llvm.memcpy", "llvm.memmove", "llvm.readcyclecounter", "llvm.trap",
                       "llvm.debugtrap")
 _LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",

@@ -112,6 +112,13 @@ T, B = "tests/shaders/", "benchmarks/shaders/"
 
 
 # == core: control flow, memory, barriers, subgroups =================================================
+@recipe(T + "core/exp.spv")
+def _exp(r):
+    n = 256
+    return Dispatch(n // 64, {0: r.f32(n, -90, 80), 1: np.zeros(n, np.float32), 2: r.normal(n, np.float16, 4.0),
+                              3: np.zeros(n, np.float16)})
+
+
 @recipe(T + "core/saxpy.spv", B + "saxpy.spv")
 def _saxpy(r):
     n = 500                                         # two workgroups, the second partly idle
@@ -813,6 +820,13 @@ def _ops(r):
 @recipe(T + "coopmat2_apps/decode_private.spv")
 def _decode_private(r):
     return Dispatch(1, {0: r.ints(128, np.uint8), 1: np.zeros(256, np.float32), 2: r.f32(32, 0, 1)})
+
+
+@recipe(T + "coopmat2_apps/pe_vector.spv")
+def _pe_vector(r):
+    x = r.normal(1024, np.float32, 2.0)
+    return Dispatch(1, {0: x, 1: r.normal(512, np.float32, 0.25), 2: np.zeros(512, np.float32)},
+                    push=np.array([2.0], np.float32))
 
 
 exclude("made to fail: invocations disagree on a Private variable the decode function reads "

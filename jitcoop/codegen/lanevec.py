@@ -1490,7 +1490,7 @@ class _VecEmitter:
         what the load reads then depends on inputs that may change (a prefetch never faults);
         division stays safe, since the rules guard divisors with selects, which are cloned too."""
         defined = self.lg.defined
-        chain, phis, seen = [], [], set()
+        chain, phis, seen, mixed = [], [], set(), []
 
         def walk(x, depth):
             if x in seen or x not in defined or depth > 40:
@@ -1502,11 +1502,16 @@ class _VecEmitter:
                 return
             if d.kind not in ("bin", "cast", "gep", "select", "cmp"):
                 return
+            if not is_scalar(d.rtype) or not all(is_scalar(t) for t, _ in d.args):
+                mixed.append(d)          # vectors of the scalar code (kept apart, L): no clone
+                return
             for _, v in d.args:
                 if _is_name(v):
                     walk(v, depth + 1)
             chain.append(d)
         walk(p, 0)
+        if mixed:
+            return None
         step = None
         for ph in phis:
             for v, _ in self.lg.incoming[id(ph)]:

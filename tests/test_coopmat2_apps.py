@@ -263,14 +263,33 @@ def test_mul_mat_id_gather_and_scatter():
 def pe_vector_inputs(seed=3):
     """Two 16 x 16 matrices (one per subgroup) and their second operands: rows 0-7 of every
     matrix take the Func's first branch, rows 8-11 the second, rows 12-15 mix them (a vector
-    form meets G elements that part ways)."""
+    form meets G elements that part ways). Then the matrices the row reduction folds: columns
+    1-7 climb so that every row takes the same branch at each of those steps (column 6: the
+    first, the others the second), columns 8-15 are random over [-2000, 2000] (rows part ways)."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(1, 2, (2, 16, 16)).astype(np.float32)
     x[:, 8:12] *= -4
     x[:, 12:] = rng.uniform(-1, 1, (2, 4, 16)).astype(np.float32)
     y = rng.uniform(-0.25, 0.25, (2, 16, 16)).astype(np.float32)
     bias = rng.uniform(-0.25, 0.25, 512).astype(np.float32)
-    return x, y, bias
+    z = rng.uniform(-1, 1, (2, 16, 16)).astype(np.float32)
+    z[:, :, 1:8] += np.arange(1, 8, dtype=np.float32) * 100
+    z[:, :, 8:] *= 2000
+    return x, y, bias, z
+
+
+def pick_row_ref(z):
+    """The combine function folded along each row, left to right, in float32."""
+    out = np.zeros(z.shape[:2], np.float32)
+    for sg in range(z.shape[0]):
+        for r in range(16):
+            acc = z[sg, r, 0]
+            for c in range(1, 16):
+                b = z[sg, r, c]
+                acc = np.float32(acc - np.float32(b * np.float32(0.5))) if acc > b else \
+                    np.float32(b + np.float32(acc * np.float32(0.25)))
+            out[sg, r] = acc
+    return out
 
 
 def pe_vector_ref(x, y, bias, s):
@@ -284,28 +303,31 @@ def pe_vector_ref(x, y, bias, s):
 @pytest.mark.parametrize("profiled", [False, True])
 def test_per_element_func_on_every_operand_kind(profile, profiled):
     # Unprofiled, the Func runs 16 elements at a time where they take one path (callback_vector);
-    # profiled, one element at a time. Both against numpy doing what the GLSL says, in float32.
-    x, y, bias = pe_vector_inputs()
+    # profiled, one element at a time. The row reduction's combine takes one branch or the other,
+    # in the order the README gives (each row left to right). Against numpy doing what the GLSL
+    # says, in float32.
+    x, y, bias, z = pe_vector_inputs()
     s = np.float32(2.0)
-    o = np.zeros(512, np.float32)
+    o, red = np.zeros(512, np.float32), np.zeros(512, np.float32)
     assert (x[:, 12:] > 0).any() and (x[:, 12:] < 0).any()
-    kernel("pe_vector", profile).dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel()]), 1: bias, 2: o},
-                                          push=np.array([s], np.float32), profile=profiled)
+    kernel("pe_vector", profile).dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel(), z.ravel()]), 1: bias,
+                                                      2: o, 3: red}, push=np.array([s], np.float32), profile=profiled)
     want = pe_vector_ref(x, y, bias, s)
-    # exp is the C library's, rounded once to float32: within an ulp of numpy's
+    # exp of float32 is jitcoop's own, rounded once to float32: within an ulp of numpy's
     np.testing.assert_allclose(o.reshape(2, 16, 16), want, rtol=2 ** -23, atol=0)
     np.testing.assert_array_equal(o.reshape(2, 16, 16)[want > 0], want[want > 0])
+    np.testing.assert_array_equal(red.reshape(2, 16, 16), np.repeat(pick_row_ref(z)[:, :, None], 16, 2))
 
 
 def test_per_element_func_failure_names_the_element_lane():
     # The bias is one float short: only element (15, 15) of subgroup 1's matrix reads past it.
     # Generic's striped layout puts it in element 7 of that subgroup's lane 31 (element e of
     # lane l is row-major index e x 32 + l): invocation 63 of the workgroup.
-    x, y, bias = pe_vector_inputs()
+    x, y, bias, z = pe_vector_inputs()
     o = np.full(512, 7.0, np.float32)
     with pytest.raises(jitcoop.ExecutionError, match=r"OpLoad at byte \d+ workgroup \(0, 0, 0\) lane 63: "
                        r"out-of-bounds access: 4 bytes at byte offset 2044 of binding \(set 0, binding 1\)") as e:
-        kernel("pe_vector").dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel()]), 1: bias[:511], 2: o},
-                                     push=np.array([2.0], np.float32))
+        kernel("pe_vector").dispatch((1, 1, 1), {0: np.concatenate([x.ravel(), y.ravel(), z.ravel()]), 1: bias[:511],
+                                              2: o, 3: np.zeros(512, np.float32)}, push=np.array([2.0], np.float32))
     assert e.value.lane == 63 and e.value.workgroup == (0, 0, 0)
     assert (o == 7.0).all()

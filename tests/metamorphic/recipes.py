@@ -824,9 +824,9 @@ def _decode_private(r):
 
 @recipe(T + "coopmat2_apps/pe_vector.spv")
 def _pe_vector(r):
-    x = r.normal(1024, np.float32, 2.0)
-    return Dispatch(1, {0: x, 1: r.normal(512, np.float32, 0.25), 2: np.zeros(512, np.float32)},
-                    push=np.array([2.0], np.float32))
+    x = r.normal(1536, np.float32, 2.0)
+    return Dispatch(1, {0: x, 1: r.normal(512, np.float32, 0.25), 2: np.zeros(512, np.float32),
+                        3: np.zeros(512, np.float32)}, push=np.array([2.0], np.float32))
 
 
 exclude("made to fail: invocations disagree on a Private variable the decode function reads "

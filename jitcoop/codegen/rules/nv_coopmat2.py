@@ -1009,6 +1009,7 @@ def _plain_rows(src, out, extras, et) -> bool:
 class _Vec:
     """G-wide operations for a collective's element loops."""
     SIZE = {"i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4, "i64": 8, "double": 8}
+    MANGLE = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}
 
     def __init__(self, em, G: int):
         self.em, self.G = em, G
@@ -1030,8 +1031,8 @@ class _Vec:
 
     def gather(self, t: str, ptrs: str, align: int) -> str:
         G, vt = self.G, self.t(t)
-        g = self.em.declare(f"@llvm.masked.gather.v{G}{t}.v{G}p0", f"declare {vt} @llvm.masked.gather.v{G}{t}.v{G}p0("
-                            f"{self.t('ptr')}, i32 immarg, {self.t('i1')}, {vt})")
+        name = f"@llvm.masked.gather.v{G}{self.MANGLE.get(t, t)}.v{G}p0"
+        g = self.em.declare(name, f"declare {vt} {name}({self.t('ptr')}, i32 immarg, {self.t('i1')}, {vt})")
         true = "<" + ", ".join("i1 true" for _ in range(G)) + ">"
         return self.em.op(f"call {vt} {g}({self.t('ptr')} {ptrs}, i32 {align}, {self.t('i1')} {true}, {vt} poison)")
 

@@ -24,7 +24,7 @@ from ..lanevec import group_size
 from ..collectives import Arr
 from ..llvm import ty
 from . import CALLBACKS, collective, pure, rule
-from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scope_size
+from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scatter, scope_size
 
 TNK = "jitcoop.kernels.tensor"
 CMK = "jitcoop.kernels.coopmat"
@@ -864,8 +864,7 @@ def _reduce(em, ins, wait, resume):
                     em.store_at(o, dt, em.op(f"add i64 {em.op(f'mul i64 {i}, {RC}')}, {j}"), v)
 
     em.for_instances(inv, wait, instance)
-    em.lib(f"{CMK}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), do, em.table(res.layout),
-                              em.coll_result_block(ins)], ins)
+    scatter(em, wait, inv, res, do, em.coll_result_block(ins))
     em.resume_lanes(wait, resume)
 
 
@@ -1061,8 +1060,7 @@ def _convert_use(em, ins, wait, resume):
     inv = scope_size(em, dst)
     check_scope(em, ins, wait, dst)
     d = gather(em, wait, inv, src, em.coll_block(ins.operands[0]))
-    em.lib(f"{CMK}:scatter", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), d, em.table(dst.layout),
-                              em.coll_result_block(ins)], ins)
+    scatter(em, wait, inv, dst, d, em.coll_result_block(ins))
     em.resume_lanes(wait, resume)
 
 
@@ -1082,5 +1080,5 @@ def _transpose(em, ins, wait, resume):
     dt = em.dense(em.W // inv, src.rows * src.cols, "f64" if src.elem.kind == "float" else "i64")
     head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv))]
     em.lib(f"{TNK}:transpose", head + [d, dt, ("i64", str(src.rows)), ("i64", str(src.cols))], ins)
-    em.lib(f"{CMK}:scatter", head + [dt, em.table(dst.layout), em.coll_result_block(ins)], ins)
+    scatter(em, wait, inv, dst, dt, em.coll_result_block(ins))
     em.resume_lanes(wait, resume)

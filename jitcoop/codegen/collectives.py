@@ -552,6 +552,24 @@ done:
                   f"i64 {n})")
         return Arr(dst, wide, blk.shape)
 
+    def out_of_line(self, name: str, params: list, build):
+        """Define `name` (void, noinline, taking `params`) in the module once, its body written by
+        build() with the emitter's methods: the function under construction takes the kernel
+        function's place meanwhile, and `%state` names the lane states (a parameter)."""
+        if name in self.decls:
+            return
+        from .llvm import Function
+        saved = self.fn, self.state
+        self.fn = Function(f"define internal void {name}({', '.join(params)}) noinline")
+        self.state = "%state"
+        try:
+            self.fn.block("entry")
+            build()
+            self.fn.emit("ret void")
+            self.decls[name] = self.fn.render()
+        finally:
+            self.fn, self.state = saved
+
     def for_instances(self, inv: int, wait: int, body):
         """Emit `body(base, q)` for every scope instance (inv lanes from base, index q) whose first
         lane waits at `wait`: a loop over the workgroup's instances."""

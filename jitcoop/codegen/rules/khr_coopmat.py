@@ -314,22 +314,30 @@ def _gather_here(em, wait, inv, n, src, block, d, conv):
     """gather's loops for float fragments, generated: a striped layout (src None) copies a
     fragment row at a time (consecutive loads and stores, converted in vector registers), any
     other reads dense element k from fragment row src[0, k], lane src[1, k]. The library's loops
-    took about 1 ns an element (flash attention's reductions: 31% of its time with scatter)."""
-    def instance(base, q):
-        out = em.op(f"getelementptr {d.llvm}, ptr {d.ptr}, i64 {em.op(f'mul i64 {q}, {n}')}")
-        if src is None:
-            with em.loop(n // inv, hint="ge") as e:
-                row = em.op(f"getelementptr {block.llvm}, ptr {block.ptr}, i64 {_mad(em, e, em.W, base)}")
-                dst = em.op(f"getelementptr {d.llvm}, ptr {out}, i64 {em.op(f'mul i64 {e}, {inv}')}")
-                with em.loop(inv, hint="gl") as l:
-                    em.store_at(dst, d.llvm, l, conv(em, em.load_at(row, block.llvm, l)))
-            return
-        with em.loop(n, hint="gk") as k:
-            e = em.op(f"sext i32 {em.load_at(src.ptr, 'i32', k)} to i64")
-            lane = em.op(f"sext i32 {em.load_at(src.ptr, 'i32', em.op(f'add i64 {k}, {n}'))} to i64")
-            x = em.load_at(block.ptr, block.llvm, _mad(em, e, em.W, em.op(f"add i64 {base}, {lane}")))
-            em.store_at(out, d.llvm, k, conv(em, x))
-    em.for_instances(inv, wait, instance)
+    took about 1 ns an element (flash attention's reductions: 31% of its time with scatter).
+    One function per shape and types, out of line (inlined at each site, flash attention's
+    cold compile took 1.6 -> 2.8-4.2 s)."""
+    name = f"@jc.gather.{'s' if src is None else 't'}.{block.llvm}.{d.llvm}.n{n}.i{inv}"
+
+    def build():
+        def instance(base, q):
+            out = em.op(f"getelementptr {d.llvm}, ptr %dense, i64 {em.op(f'mul i64 {q}, {n}')}")
+            if src is None:
+                with em.loop(n // inv, hint="ge") as e:
+                    row = em.op(f"getelementptr {block.llvm}, ptr %frag, i64 {_mad(em, e, em.W, base)}")
+                    dst = em.op(f"getelementptr {d.llvm}, ptr {out}, i64 {em.op(f'mul i64 {e}, {inv}')}")
+                    with em.loop(inv, hint="gl") as l:
+                        em.store_at(dst, d.llvm, l, conv(em, em.load_at(row, block.llvm, l)))
+                return
+            with em.loop(n, hint="gk") as k:
+                e = em.op(f"sext i32 {em.load_at('%tab', 'i32', k)} to i64")
+                lane = em.op(f"sext i32 {em.load_at('%tab', 'i32', em.op(f'add i64 {k}, {n}'))} to i64")
+                x = em.load_at("%frag", block.llvm, _mad(em, e, em.W, em.op(f"add i64 {base}, {lane}")))
+                em.store_at(out, d.llvm, k, conv(em, x))
+        em.for_instances(inv, "%wait", instance)
+    em.out_of_line(name, ["ptr %state", "i32 %wait", "ptr %frag", "ptr %dense", "ptr %tab"], build)
+    em.emit(f"call void {name}(ptr {em.state}, i32 {wait}, ptr {block.ptr}, ptr {d.ptr}, "
+            f"ptr {'null' if src is None else src.ptr})")
 
 
 def _mad(em, a, b, c) -> str:
@@ -371,19 +379,23 @@ def scatter(em, wait, inv, t: CoopMat, dense, block):
         return
     L = t.layout.length
     striped = K.is_striped(t.layout.table, n)
-    tab = None if striped else em.const_blob(np.ascontiguousarray(t.layout.table.T).astype(np.int32))
+    name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}"
 
-    def instance(base, q):
-        d = em.op(f"getelementptr {dense.llvm}, ptr {dense.ptr}, i64 {em.op(f'mul i64 {q}, {n}')}")
-        with em.loop(L, hint="se") as e:
-            dst = em.op(f"getelementptr {block.llvm}, ptr {block.ptr}, i64 {_mad(em, e, em.W, base)}")
-            row = em.op(f"mul i64 {e}, {inv}")
-            with em.loop(inv, hint="sl") as l:
-                k = em.op(f"add i64 {row}, {l}")
-                if tab is not None:
-                    k = em.op(f"sext i32 {em.load_at(tab, 'i32', k)} to i64")
-                em.store_at(dst, block.llvm, l, conv(em, em.load_at(d, dense.llvm, k)))
-    em.for_instances(inv, wait, instance)
+    def build():
+        def instance(base, q):
+            d = em.op(f"getelementptr {dense.llvm}, ptr %dense, i64 {em.op(f'mul i64 {q}, {n}')}")
+            with em.loop(L, hint="se") as e:
+                dst = em.op(f"getelementptr {block.llvm}, ptr %frag, i64 {_mad(em, e, em.W, base)}")
+                row = em.op(f"mul i64 {e}, {inv}")
+                with em.loop(inv, hint="sl") as l:
+                    k = em.op(f"add i64 {row}, {l}")
+                    if not striped:
+                        k = em.op(f"sext i32 {em.load_at('%tab', 'i32', k)} to i64")
+                    em.store_at(dst, block.llvm, l, conv(em, em.load_at(d, dense.llvm, k)))
+        em.for_instances(inv, "%wait", instance)
+    em.out_of_line(name, ["ptr %state", "i32 %wait", "ptr %dense", "ptr %frag", "ptr %tab"], build)
+    tab = "null" if striped else em.const_blob(np.ascontiguousarray(t.layout.table.T).astype(np.int32))
+    em.emit(f"call void {name}(ptr {em.state}, i32 {wait}, ptr {dense.ptr}, ptr {block.ptr}, ptr {tab})")
 
 
 def _int_bound(t: CoopMat, signed: bool) -> int:

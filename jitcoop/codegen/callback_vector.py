@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from .lanevec import (_IMMARG, _pure, _VECTOR_INTRINSICS, SIZES, Unsupported, _const_vec, _intrinsic,
-                      _is_name, _vector_intrinsic, _vt, is_scalar, parse, vector_helper)
+from .lanevec import (_IMMARG, _VECTOR_INTRINSICS, PURE_KINDS, SIZES, Unsupported, _const_vec, _intrinsic, _is_name,
+                      _pure, _vector_intrinsic, _vt, is_scalar, parse, pure_vector_form, vector_helper)
 
 _DEFINE = re.compile(r"^define internal (\S+) (@[-\w.]+)\((.*)\) alwaysinline \{$")
 _PHI = re.compile(r"^(%[-\w.$]+) = phi (\S+) (.*)$")
@@ -232,25 +232,9 @@ class _Vectorizer:
             self.emit(ins.text)                          # the same for every element
             return
         vt = _vt(G, ins.rtype) if ins.rtype else None
-        if k == "bin":
-            (t, a), (_, b) = ins.args
-            flags = " ".join(f for f in ins.text.split("=", 1)[1].split()[1:] if f in ("nuw", "nsw", "exact", "disjoint"))
-            self.emit(f"{ins.res} = {ins.op} {flags + ' ' if flags else ''}{_vt(G, t)} {self.vop(t, a)}, {self.vop(t, b)}")
-        elif k == "un":
-            (t, a), = ins.args
-            self.emit(f"{ins.res} = fneg {_vt(G, t)} {self.vop(t, a)}")
-        elif k == "cmp":
-            (t, a), (_, b) = ins.args
-            self.emit(f"{ins.res} = {ins.op} {ins.extra['pred']} {_vt(G, t)} {self.vop(t, a)}, {self.vop(t, b)}")
-        elif k == "select":
-            (ct, c), (t, a), (_, b) = ins.args
-            cond = f"{_vt(G, 'i1')} {c}" if self.is_v(c) else f"i1 {c}"
-            self.emit(f"{ins.res} = select {cond}, {vt} {self.vop(t, a)}, {vt} {self.vop(t, b)}")
-        elif k == "cast":
-            (t, a), = ins.args
-            if not is_scalar(t) or not is_scalar(ins.rtype):
-                raise Unsupported("a cast of an aggregate")
-            self.emit(f"{ins.res} = {ins.op} {_vt(G, t)} {self.vop(t, a)} to {vt}")
+        if k in PURE_KINDS:
+            scalar_cond = k == "select" and not self.is_v(ins.args[0][1])
+            self.emit(f"{ins.res} = {pure_vector_form(ins, G, self.vop, scalar_cond)}")
         elif k == "gep":
             et = ins.extra["et"]
             if not is_scalar(et):

@@ -1924,24 +1924,11 @@ def _make_vector_helper(name: str, G: int, declare) -> str | None:
             return None
         r = f"{ins.res} = " if ins.res else ""
         k = ins.kind
-        if k == "bin":
-            (t, a), (_, b) = ins.args
-            flags = " ".join(f for f in ins.text.split("=", 1)[1].split()[1:] if f in _FLAGS)
-            out.append(f"{r}{ins.op} {flags + ' ' if flags else ''}{vt(t)} {vo(t, a)}, {vo(t, b)}")
-        elif k == "un":
-            (t, a), = ins.args
-            out.append(f"{r}fneg {vt(t)} {vo(t, a)}")
-        elif k == "cmp":
-            (t, a), (_, b) = ins.args
-            out.append(f"{r}{ins.op} {ins.extra['pred']} {vt(t)} {vo(t, a)}, {vo(t, b)}")
-        elif k == "select":
-            (_, c), (t, a), (_, b) = ins.args
-            out.append(f"{r}select {vt('i1')} {vo('i1', c)}, {vt(t)} {vo(t, a)}, {vt(t)} {vo(t, b)}")
-        elif k == "cast":
-            (t, a), = ins.args
-            if not is_scalar(t) or not is_scalar(ins.rtype):
+        if k in PURE_KINDS:
+            try:
+                out.append(r + pure_vector_form(ins, G, vo))
+            except Unsupported:
                 return None
-            out.append(f"{r}{ins.op} {vt(t)} {vo(t, a)} to {vt(ins.rtype)}")
         elif k == "call":
             callee = ins.extra["callee"]
             base, types = _intrinsic(callee)
@@ -1965,6 +1952,35 @@ def _make_vector_helper(name: str, G: int, declare) -> str | None:
     header = f"define internal {vt(rt)} {vname}({', '.join(f'{vt(t)} {n}' for t, n in params)}) alwaysinline {{"
     declare(vname, "\n".join([header] + ["  " + x for x in out] + ["}"]))
     return vname
+
+
+PURE_KINDS = ("bin", "un", "cmp", "select", "cast")
+
+
+def pure_vector_form(ins: Ins, G: int, vop, scalar_cond: bool = False) -> str:
+    """The G-wide form of a pure instruction (kinds PURE_KINDS), as the text after `res = `:
+    vop(t, v) gives an operand as a <G x t> vector; scalar_cond: a select's condition stays an
+    i1 (the same for all G). Unsupported for a cast of an aggregate."""
+    vt = lambda t: _vt(G, t)
+    k = ins.kind
+    if k == "bin":
+        (t, a), (_, b) = ins.args
+        flags = " ".join(f for f in ins.text.split("=", 1)[1].split()[1:] if f in _FLAGS)
+        return f"{ins.op} {flags + ' ' if flags else ''}{vt(t)} {vop(t, a)}, {vop(t, b)}"
+    if k == "un":
+        (t, a), = ins.args
+        return f"fneg {vt(t)} {vop(t, a)}"
+    if k == "cmp":
+        (t, a), (_, b) = ins.args
+        return f"{ins.op} {ins.extra['pred']} {vt(t)} {vop(t, a)}, {vop(t, b)}"
+    if k == "select":
+        (_, c), (t, a), (_, b) = ins.args
+        cond = f"i1 {c}" if scalar_cond else f"{vt('i1')} {vop('i1', c)}"
+        return f"select {cond}, {vt(t)} {vop(t, a)}, {vt(t)} {vop(t, b)}"
+    (t, a), = ins.args
+    if not is_scalar(t) or not is_scalar(ins.rtype):
+        raise Unsupported("a cast of an aggregate")
+    return f"{ins.op} {vt(t)} {vop(t, a)} to {vt(ins.rtype)}"
 
 
 def _vector_intrinsic(base: str, types, G: int) -> str:

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from .lanevec import (_IMMARG, _VECTOR_INTRINSICS, PURE_KINDS, SIZES, Unsupported, _const_vec, _intrinsic, _is_name,
-                      _pure, _vector_intrinsic, _vt, is_scalar, parse, pure_vector_form, vector_helper)
+from .lanevec import (_VECTOR_INTRINSICS, PURE_KINDS, SIZES, Unsupported, _const_vec, _intrinsic, _is_name, _pure,
+                      _vt, intrinsic_vector_call, is_scalar, parse, pure_vector_form, vector_helper)
 
 _DEFINE = re.compile(r"^define internal (\S+) (@[-\w.]+)\((.*)\) alwaysinline \{$")
 _PHI = re.compile(r"^(%[-\w.$]+) = phi (\S+) (.*)$")
@@ -260,7 +260,7 @@ class _Vectorizer:
         G = self.G
         callee = ins.extra["callee"]
         varying = any(self.is_v(v) for _, v in ins.args)
-        base, types = _intrinsic(callee)
+        base, _ = _intrinsic(callee)
         if not _pure(callee) or (base or "").startswith(("masked.scatter", "prefetch")):
             raise Unsupported(f"a call of {callee}")
         if not varying:
@@ -270,20 +270,11 @@ class _Vectorizer:
             raise Unsupported(f"a call of {callee} on aggregates")
         vt = _vt(G, ins.rtype)
         if base in _VECTOR_INTRINSICS and base not in ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow"):
-            imm = _IMMARG.get(base, set())
-            args, arg_types = [], []
-            for k, (t, v) in enumerate(ins.args):
-                if k in imm:
-                    if self.is_v(v):
-                        raise Unsupported(f"a varying immediate of {callee}")
-                    args.append(f"{t} {v}")
-                    arg_types.append(t)
-                else:
-                    args.append(f"{_vt(G, t)} {self.vop(t, v)}")
-                    arg_types.append(_vt(G, t))
-            vname = _vector_intrinsic(base, types, G)
-            self.declare(f"@{vname}", f"declare {vt} @{vname}({', '.join(arg_types)})")
-            self.emit(f"{ins.res} = call {vt} @{vname}({', '.join(args)})")
+            def immediate(v):
+                if self.is_v(v):
+                    raise Unsupported(f"a varying immediate of {callee}")
+                return v
+            self.emit(f"{ins.res} = {intrinsic_vector_call(ins, G, self.vop, immediate, self.declare)}")
             return
         if callee.startswith("jc."):
             name = vector_helper(callee[3:], G, self.declare)

@@ -1696,22 +1696,11 @@ class _VecEmitter:
         callee = ins.extra["callee"]
         base, types = _intrinsic(callee)
         if base in _VECTOR_INTRINSICS and is_scalar(ins.rtype) and all(is_scalar(t) for t, _ in ins.args):
-            G = self.G
-            imm = _IMMARG.get(base, set())
-            args, arg_types = [], []
-            for k, (t, v) in enumerate(ins.args):
-                if k in imm:
-                    if self.shape(v) != U:
-                        raise Unsupported(f"a varying immediate of {callee}")
-                    args.append(f"{t} {self.uop(v)}")
-                    arg_types.append(t)
-                else:
-                    args.append(f"{_vt(G, t)} {self.vop(t, v)}")
-                    arg_types.append(_vt(G, t))
-            vname = _vector_intrinsic(base, types, G)
-            decl_args = ", ".join(arg_types)
-            self.lg.p.declare(f"@{vname}", f"declare {_vt(G, ins.rtype)} @{vname}({decl_args})")
-            self.define(ins.res, f"call {_vt(G, ins.rtype)} @{vname}({', '.join(args)})")
+            def immediate(v):
+                if self.shape(v) != U:
+                    raise Unsupported(f"a varying immediate of {callee}")
+                return self.uop(v)
+            self.define(ins.res, intrinsic_vector_call(ins, self.G, self.vop, immediate, self.lg.p.declare))
             return
         if self._vector_call(ins):
             return
@@ -1952,6 +1941,22 @@ def _make_vector_helper(name: str, G: int, declare) -> str | None:
     header = f"define internal {vt(rt)} {vname}({', '.join(f'{vt(t)} {n}' for t, n in params)}) alwaysinline {{"
     declare(vname, "\n".join([header] + ["  " + x for x in out] + ["}"]))
     return vname
+
+
+def intrinsic_vector_call(ins: Ins, G: int, vop, immediate, declare) -> str:
+    """The G-wide call of an elementwise intrinsic (base name in _VECTOR_INTRINSICS), as the text
+    after `res = `: vop(t, v) gives an operand as a <G x t> vector, immediate(v) an immediate
+    argument's scalar text (raising Unsupported where it differs between invocations)."""
+    base, types = _intrinsic(ins.extra["callee"])
+    imm = _IMMARG.get(base, set())
+    args, arg_types = [], []
+    for k, (t, v) in enumerate(ins.args):
+        vt = t if k in imm else _vt(G, t)
+        args.append(f"{vt} {immediate(v) if k in imm else vop(t, v)}")
+        arg_types.append(vt)
+    vname = _vector_intrinsic(base, types, G)
+    declare(f"@{vname}", f"declare {_vt(G, ins.rtype)} @{vname}({', '.join(arg_types)})")
+    return f"call {_vt(G, ins.rtype)} @{vname}({', '.join(args)})"
 
 
 PURE_KINDS = ("bin", "un", "cmp", "select", "cast")

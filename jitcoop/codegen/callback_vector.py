@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from .lanevec import (_VECTOR_INTRINSICS, PURE_KINDS, SIZES, Unsupported, _const_vec, _intrinsic, _is_name, _pure,
-                      _vt, intrinsic_vector_call, is_scalar, parse, pure_vector_form, vector_helper)
+from .lanevec import (_VECTOR_INTRINSICS, PURE_KINDS, SIZES, Unsupported, _const_vec, _intrinsic, _is_name, _mangle,
+                      _pure, _vt, intrinsic_vector_call, is_scalar, parse, pure_vector_form, vector_helper)
 
 _DEFINE = re.compile(r"^define internal (\S+) (@[-\w.]+)\((.*)\) alwaysinline \{$")
 _PHI = re.compile(r"^(%[-\w.$]+) = phi (\S+) (.*)$")
@@ -346,6 +346,3 @@ class _Vectorizer:
             return
         raise Unsupported(f"the terminator {ins.text}")
 
-
-def _mangle(t: str) -> str:
-    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16", "ptr": "p0"}.get(t, t)

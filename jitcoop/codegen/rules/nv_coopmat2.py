@@ -20,7 +20,7 @@ from ...kernels import codes as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector, describe,
                             leaves, size_of)
 from ..callback import CONTEXT_ARGS
-from ..lanevec import group_size
+from ..lanevec import _mangle, group_size
 from ..collectives import Arr
 from ..llvm import ty
 from . import CALLBACKS, collective, pure, rule
@@ -1008,7 +1008,6 @@ def _plain_rows(src, out, extras, et) -> bool:
 class _Vec:
     """G-wide operations for a collective's element loops."""
     SIZE = {"i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4, "i64": 8, "double": 8}
-    MANGLE = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}
 
     def __init__(self, em, G: int):
         self.em, self.G = em, G
@@ -1030,7 +1029,7 @@ class _Vec:
 
     def gather(self, t: str, ptrs: str, align: int) -> str:
         G, vt = self.G, self.t(t)
-        name = f"@llvm.masked.gather.v{G}{self.MANGLE.get(t, t)}.v{G}p0"
+        name = f"@llvm.masked.gather.v{G}{_mangle(t)}.v{G}p0"
         g = self.em.declare(name, f"declare {vt} {name}({self.t('ptr')}, i32 immarg, {self.t('i1')}, {vt})")
         true = "<" + ", ".join("i1 true" for _ in range(G)) + ">"
         return self.em.op(f"call {vt} {g}({self.t('ptr')} {ptrs}, i32 {align}, {self.t('i1')} {true}, {vt} poison)")

@@ -335,6 +335,9 @@ class _Vectorizer:
                     raise Unsupported("a switch into the failure block")
                 self.edge_label[(lab, to)] = self.cur
             return
+        if ins.op == "unreachable":
+            self.emit("unreachable")
+            return
         if ins.op == "ret":
             parts = ins.text.split()
             if len(parts) != 3:

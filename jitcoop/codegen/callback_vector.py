@@ -112,7 +112,6 @@ class _Vectorizer:
             if lab == FAIL:
                 continue
             self.block(lab)
-            self.splats = {}
             for ins in body:
                 if isinstance(ins, tuple):
                     phis.append((lab, len(self.lines), ins))

@@ -269,7 +269,7 @@ class ControlFlow:
         """The name of callback `fid`'s LLVM function (jitcoop.codegen.callback), made once."""
         if fid not in self._emitted_callbacks:
             from .callback import CallbackGen
-            self._emitted_callbacks[fid] = None
+            self._emitted_callbacks[fid] = None         # marked before building, as it always was
             self._emitted_callbacks[fid] = text = CallbackGen(self, fid).build_function()
             self.globals.append(text)
         return f"@cb{fid}"

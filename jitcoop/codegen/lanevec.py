@@ -46,7 +46,8 @@ WIDE_GROUP = 16         # invocations per group where the workgroup is made of w
 # Contiguous loads in loops prefetch what they will read this many iterations on (_stride_prefetch):
 # a loop that stages a tile through shared memory reads rows of a matrix a page or more apart,
 # where the processor's prefetchers do not follow; measured side by side at 1024^3 on one core,
-# the bias_act GEMM 1.02-1.07x at 2 iterations, 1.06-1.16x at 8, the others within noise.
+# the bias_act GEMM 1.07x at 8 iterations (median of 25 rounds, quartiles 1.03-1.11; its L3 stall
+# gone from the profile), 0.99x at 2 and 1.02x at 16, the other styles 0.97-1.04x.
 PREFETCH_AHEAD = 8
 
 
@@ -1444,11 +1445,11 @@ class _VecEmitter:
         gather = self._gather_decl(t)
         pi, sp = self._addresses_and_first(ptrs)
         contig = self._consecutive(pi, sp, SIZES[t])
+        p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
         one, yes, no, join = (self.fn.label(x) for x in ("g.ld1", "g.ld", "g.gather", "g.ldj"))
         test = self.fn.label("g.ldc")
         self.emit(f"br i1 {contig}, label %{yes}, label %{test}")
         self.block(yes)
-        p0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
         if orig is not None:
             self._stride_prefetch(orig, t)
         v1 = self.op(f"load {vt}, ptr {p0}, align {align}")
@@ -1457,8 +1458,7 @@ class _VecEmitter:
         same = self._all_lanes(self.op(f"icmp eq {_vt(G, 'i64')} {pi}, {sp}"))
         self.emit(f"br i1 {same}, label %{one}, label %{no}")
         self.block(one)
-        q0 = self.op(f"extractelement {_vt(G, 'ptr')} {ptrs}, i64 0")
-        s0 = self.op(f"load {t}, ptr {q0}, align {align}")
+        s0 = self.op(f"load {t}, ptr {p0}, align {align}")
         v0 = self._splat(t, s0)
         one_end = self.cur
         self.emit(f"br label %{join}")

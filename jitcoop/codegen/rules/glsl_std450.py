@@ -120,7 +120,8 @@ for _n, _c_name, _k in (("Sin", "sin", 1), ("Cos", "cos", 1), ("Tan", "tan", 1),
 def _exp(em, ins, args):
     """float16 and float32 results: jitcoop's own e^x (helpers.exp_f64: the same bits in every
     invocation and on every host, in vector code too: per-element operations, lane groups);
-    float64 results: the C library's exp, correctly rounded where jitcoop's is within an ulp."""
+    float64 results: the C library's exp (within about half an ulp, where jitcoop's is within
+    about one)."""
     src = scalars(em.value_type(args[0]))
 
     def f(s, a):

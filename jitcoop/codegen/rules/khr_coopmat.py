@@ -369,16 +369,16 @@ def scatter(em, wait, inv, t: CoopMat, dense, block):
     where the element types allow (a fragment row at a time: consecutive stores, the dense
     elements read through the layout's table turned [element, invocation]), else the library's."""
     n = t.rows * t.cols
+    striped = K.is_striped(t.layout.table, n)
     conv = _convert(dense.llvm, block.llvm)
     if conv is None:
         head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense]
-        if K.is_striped(t.layout.table, n):
+        if striped:
             em.lib(f"{CM}:scatter_striped", head + [block])
         else:
             em.lib(f"{CM}:scatter", head + [em.table(t.layout), block])
         return
     L = t.layout.length
-    striped = K.is_striped(t.layout.table, n)
     name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}"
 
     def build():

@@ -20,8 +20,8 @@ from ...kernels import codes as TN
 from ...spirv.types import (Array, CoopMat, Pointer, Scalar, TensorLayout, TensorView, Vector, describe,
                             leaves, size_of)
 from ..callback import CONTEXT_ARGS
-from ..lanevec import _mangle, group_size
 from ..collectives import Arr
+from ..lanevec import SIZES, _const_vec, _mangle, group_size
 from ..llvm import ty
 from . import CALLBACKS, collective, pure, rule
 from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scatter, scope_size
@@ -1007,7 +1007,6 @@ def _plain_rows(src, out, extras, et) -> bool:
 
 class _Vec:
     """G-wide operations for a collective's element loops."""
-    SIZE = {"i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4, "i64": 8, "double": 8}
 
     def __init__(self, em, G: int):
         self.em, self.G = em, G
@@ -1031,18 +1030,18 @@ class _Vec:
         G, vt = self.G, self.t(t)
         name = f"@llvm.masked.gather.v{G}{_mangle(t)}.v{G}p0"
         g = self.em.declare(name, f"declare {vt} {name}({self.t('ptr')}, i32 immarg, {self.t('i1')}, {vt})")
-        true = "<" + ", ".join("i1 true" for _ in range(G)) + ">"
-        return self.em.op(f"call {vt} {g}({self.t('ptr')} {ptrs}, i32 {align}, {self.t('i1')} {true}, {vt} poison)")
+        return self.em.op(f"call {vt} {g}({self.t('ptr')} {ptrs}, i32 {align}, {self.t('i1')} "
+                          f"{_const_vec(G, 'i1', 'true')}, {vt} poison)")
 
     def _at(self, arr, i: str) -> str:
         return self.em.op(f"getelementptr {arr.llvm}, ptr {arr.ptr}, i64 {i}")
 
     def load(self, arr, i: str) -> str:
         """G consecutive elements of a block from index i."""
-        return self.em.op(f"load {self.t(arr.llvm)}, ptr {self._at(arr, i)}, align {self.SIZE.get(arr.llvm, 1)}")
+        return self.em.op(f"load {self.t(arr.llvm)}, ptr {self._at(arr, i)}, align {SIZES[arr.llvm]}")
 
     def store(self, arr, i: str, v: str):
-        self.em.emit(f"store {self.t(arr.llvm)} {v}, ptr {self._at(arr, i)}, align {self.SIZE.get(arr.llvm, 1)}")
+        self.em.emit(f"store {self.t(arr.llvm)} {v}, ptr {self._at(arr, i)}, align {SIZES[arr.llvm]}")
 
 
 # -- use conversion and transpose -----------------------------------------------------------------

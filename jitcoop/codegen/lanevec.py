@@ -9,11 +9,18 @@ to the generated scalar IR of the lane region, after the emitter wrote it:
 
 - the *vector copy*: every block of the region again, each instruction on G invocations at once.
   A value the same for all of them (a push constant, a workgroup id, the loop counter of a loop
-  all run alike) stays a scalar (`U`); one that is an address or index stepping with the
-  invocation (`A(stride)`: a slot row, a per-invocation element) is a vector whose accesses are
-  plain vector loads and stores; any other (`V`) is a vector, its accesses gathers and scatters
-  unless their addresses turn out contiguous at run time. Calls, atomics and instructions on
-  aggregates run once per invocation in invocation order (`L`).
+  all run alike) stays a scalar (`U`); an address or index stepping with the invocation by a
+  constant (`A`, lane_strides.py: a slot row, a per-invocation element, a staging loop's
+  index, in 32 or 64 bits) is kept as lane 0's scalar, its accesses plain vector loads and
+  stores, its bounds checks and branches decided from two invocations; any other (`V`) is a
+  vector, its accesses gathers and scatters unless their addresses turn out contiguous at run
+  time. Calls, atomics and instructions on aggregates run once per invocation in invocation
+  order (`L`).
+- *guards*: where the analysis assumes what only the run can tell, the region's block is split
+  before the instruction and the vector copy leaves there (a divergence exit, below) unless it
+  holds: a 32-bit index widened to 64 bits whose group may wrap around 2^32, and a value loaded
+  back from the invocation's slot after a collective, taken as uniform (or affine) where the
+  region only ever saves such values there.
 - *divergence exits*: a branch whose condition differs between the invocations of the group (or
   that goes to the failure block for any of them) cannot go on in vector code. The group saves
   what is live there (per invocation, in `dslots`), marks its invocations (`dstate`), and each
@@ -39,7 +46,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .llvm import Phi
+from . import lane_strides as strides
+from .llvm import SIZES, Phi
 
 
 WIDE_GROUP = 16         # invocations per group where the workgroup is made of whole groups this size
@@ -77,8 +85,6 @@ CASTS = {"zext", "sext", "trunc", "fpext", "fptrunc", "uitofp", "sitofp", "fptou
          "inttoptr", "ptrtoint"}
 _FLAGS = {"nuw", "nsw", "exact", "disjoint", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc",
           "fast", "nneg", "samesign", "tail", "musttail", "notail", "volatile", "inbounds"}
-SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8,
-         "ptr": 8}
 # Intrinsics with an elementwise vector form (name.<overloaded types>); arguments named in
 # _IMMARG keep their scalar (constant) form.
 _VECTOR_INTRINSICS = {"fma", "fmuladd", "fabs", "sqrt", "floor", "ceil", "trunc", "rint", "nearbyint",
@@ -417,9 +423,10 @@ def _is_name(v: str) -> bool:
 
 
 # -- shapes ------------------------------------------------------------------------------------------
-# U: the same in every invocation of the group (a scalar); ("A", s): an i64 or pointer that is
-# lane 0's value + s x the lane's index in the group; V: any vector; L: one scalar per invocation
-# (aggregates and vectors of the scalar code, kept apart).
+# U: the same in every invocation of the group (a scalar); ("A", s, m): an integer or pointer that
+# is lane 0's value + s x the lane's index in the group, lane 0's value a multiple of m
+# (lane_strides.py); V: any vector; L: one scalar per invocation (aggregates and vectors of the
+# scalar code, kept apart).
 U, V, L = "U", "V", "L"
 
 
@@ -435,11 +442,12 @@ def _join(a, b):
         return a if a in (V, L) else V
     if L in (a, b):
         return L
+    if _affine(a) and _affine(b):
+        return strides.join(a, b) or V
     return V
 
 
-def _affine(x):
-    return isinstance(x, tuple)
+_affine = strides.is_affine
 
 
 # -- the region --------------------------------------------------------------------------------------
@@ -531,9 +539,16 @@ def _restore(fn, saved):
 class _LaneGroups:
     def __init__(self, fn, plan: Plan):
         self.fn, self.p, self.G = fn, plan, plan.G
+        self.guard_at = {}      # block -> the guarded instruction its (split-off) successor begins with
+        self.speculated = None  # loads from slot rows taken as uniform or affine under a guard: their shapes
+
+    def _read(self):
+        """The function's blocks as they are now (blocks are parsed on first use)."""
+        fn = self.fn
         self.raw = {lab: lines for lab, lines in fn.blocks}
         self.order = [lab for lab, _ in fn.blocks]
         self.blocks: dict[str, Block] = {}
+        self.align_memo, self.const_memo, self.outside_defs = {}, {}, None
 
     def parsed(self, lab: str) -> Block:
         """A block of the function, its splices flattened in place, its lines read."""
@@ -546,11 +561,19 @@ class _LaneGroups:
 
     # -- analysis ----------------------------------------------------------------------------------
     def run(self):
+        self._read()
         if "lane.head" not in self.raw or "lane.go" not in self.raw:
             raise Unsupported("no lane loop")
-        self._region()
-        self._alloca_types()
-        self._shapes()
+        self._analyse()
+        guards = self._unguarded()
+        if guards:
+            # split the blocks before the guarded widenings, and read the function again
+            for x in guards:
+                self._split_before(x)
+            self._read()
+            self._analyse()
+            if self._unguarded():
+                raise Unsupported("a widening left unguarded after the split")
         self._liveness()
         self._worth_it()
         # every line was read: now change the function
@@ -558,6 +581,96 @@ class _LaneGroups:
         self._scalar_entries()
         self._vector_copy()
         self._head()
+
+    def _analyse(self):
+        self._region()
+        self._alloca_types()
+        if self.speculated is not None:
+            self._shapes()
+            return
+        self.speculated = {x: U for x in self._row_loads()}
+        for _ in range(8):
+            self._shapes()
+            seen = {x: self._row_shape(x) for x in self.speculated}
+            if seen == self.speculated:
+                return
+            self.speculated = {x: s for x, s in seen.items() if s is not None}
+        self.speculated = {}        # no fixed point (rows feeding each other): none taken
+        self._shapes()
+
+    def _unguarded(self) -> list:
+        """The instructions of the region that need a guard and do not begin a split-off block
+        yet, in region order: widenings whose affine result needs one (lane_strides), and the
+        loads taken as uniform (_row_loads)."""
+        have = set(self.guard_at.values())
+        return [ins.res for lab in self.region for ins in self.blocks[lab].ins
+                if ins.res is not None and ins.res not in have
+                and (ins.res in self.speculated
+                     or (_affine(self.sh.get(ins.res)) and strides.needs_guard(ins, self.shape, self.G)))]
+
+    # Values that cross a collective are saved in a row of per-invocation slots and loaded back
+    # when the invocation resumes: a loop counter, a tile's coordinates, the same in every
+    # invocation, or the invocation index, come back as a load from the invocation's own slot,
+    # which the shapes cannot tell from an invocation's own data; every address made from them
+    # would be a vector. A row the region only ever writes with uniform values (or affine ones
+    # of one stride) is taken as such where it is read, under a guard: the group's slots hold
+    # lane 0's value (plus the stride times the lane), or it leaves the vector copy before the
+    # load.
+    def _row_load(self, ins):
+        """The row (a pointer from outside the region) of a load from it at the invocation's own
+        index, or None."""
+        if ins.kind != "load" or ins.res is None or ins.extra["volatile"] or not is_scalar(ins.rtype):
+            return None
+        d = self.defined.get(ins.args[0][1])
+        if d is None or not isinstance(d[1], Ins) or d[1].kind != "gep":
+            return None
+        g = d[1]
+        if g.extra["et"] != ins.rtype or len(g.args) != 2 or g.args[1] != ("i64", "%lane") \
+                or not _is_name(g.args[0][1]) or g.args[0][1] in self.defined:
+            return None
+        return g.args[0][1]
+
+    def _row_loads(self) -> set:
+        return {ins.res for lab in self.region for ins in self.blocks[lab].ins
+                if self._row_load(ins) is not None}
+
+    def _row_shape(self, x: str):
+        """The shape of what the region writes to the row load x reads (uniform or affine), or
+        None: it writes other values, or nothing."""
+        row = self._row_load(self.defined[x][1])
+        shape = None
+        for lab in self.region:
+            for ins in self.blocks[lab].ins:
+                if ins.kind != "store":
+                    continue
+                d = self.defined.get(ins.args[1][1])
+                if d is not None and isinstance(d[1], Ins) and d[1].kind == "gep" and d[1].args[0][1] == row:
+                    shape = _join(shape, self.shape(ins.args[0][1]))
+        return shape if shape == U or _affine(shape) else None
+
+    def _split_before(self, x: str):
+        """Split the block that defines x before x: its first part ends in a branch to the rest,
+        which is where the vector copy tests the guard (a divergence exit, _may_diverge)."""
+        fn = self.fn
+        for idx, (lab, lines) in enumerate(fn.blocks):
+            for k, ln in enumerate(lines):
+                if isinstance(ln, str) and ln.strip().startswith(f"{x} = "):
+                    break
+            else:
+                continue
+            rest = fn.label(f"{lab}.nw")
+            tail = lines[k:]
+            del lines[k:]
+            lines.append(f"  br label %{rest}")
+            fn.blocks.insert(idx + 1, (rest, tail))
+            fn._by_label[rest] = tail
+            for _, other in fn.blocks:
+                for ph in other:
+                    if isinstance(ph, Phi):
+                        ph.incoming = [(v, rest if b == lab else b) for v, b in ph.incoming]
+            self.guard_at[lab] = x
+            return
+        raise Unsupported(f"no definition of {x} to split before")
 
     def _region(self):
         """The blocks an invocation runs from lane.go until it reaches the lane latch (a
@@ -589,6 +702,7 @@ class _LaneGroups:
                     self.defined[ins.res] = (lab, ins)
         head = self.parsed("lane.head")
         self.head_ins = [i for i in head.ins[:-1]]
+        self.head_ids = {id(i) for i in self.head_ins}
         for ins in self.head_ins:
             if ins.res is not None:
                 self.defined[ins.res] = ("lane.head", ins)
@@ -645,7 +759,8 @@ class _LaneGroups:
         (None), only growing. Control flow in the vector copy is the same for the whole group (a
         branch that is not takes a divergence exit), so a phi is uniform when all its incoming
         values are."""
-        sh = {"%lane": ("A", 1)}
+        # the vector copy starts at a G-aligned lane
+        sh = {"%lane": ("A", 1, self.G)}
         ash = {a: None for a in self.used_allocas}
         self.sh, self.ash = sh, ash
         items = [(lab, ins) for lab in ["lane.head"] + self.region
@@ -671,7 +786,7 @@ class _LaneGroups:
                     v = self.shape(ins.args[0][1])
                     if v is None:
                         continue
-                    new = _join(ash[a], V if v != U else U)
+                    new = _join(ash[a], v if v == U or _affine(v) else V)
                     if new != ash[a]:
                         ash[a] = new
                         changed = True
@@ -704,8 +819,89 @@ class _LaneGroups:
         if v == "%lane" or v in self.defined:
             return self.sh.get(v)
         if v in self.mem_allocas:
-            return ("A", self.mem_allocas[v])
+            return ("A", self.mem_allocas[v], 1)
         return U
+
+    def _uniform_def(self, v: str):
+        """The instruction defining a uniform value (in the region or before it), or None."""
+        d = self.defined.get(v)
+        ins = d[1] if d is not None else self._outside(v)
+        if not isinstance(ins, Ins) or (d is not None and self.sh.get(v) != U):
+            return None
+        return ins
+
+    def uconst(self, v: str):
+        """A uniform integer's value where it is a constant: a literal, or integer arithmetic,
+        comparisons and selects on constants (the rules guard divisors with selects), else None."""
+        c = _int(v)
+        if c is not None or not _is_name(v):
+            return c
+        memo = self.const_memo
+        if v in memo:
+            return memo[v]
+        memo[v] = None
+        ins = self._uniform_def(v)
+        if ins is None or ins.kind not in ("bin", "cmp", "select") or ins.rtype not in ("i1", "i8", "i16", "i32", "i64"):
+            return None
+        vals = [self.uconst(x) for _, x in ins.args]
+        if None in vals:
+            return None
+        w = SIZES[ins.args[-1][0]] * 8 if ins.args[-1][0] != "i1" else 1
+        memo[v] = _fold(ins, vals, w)
+        return memo[v]
+
+    def ualign(self, v: str) -> int:
+        """The largest power of two a uniform value is known to be a multiple of (1: none
+        known): constants, and products, shifts, sums and masks of them, in the region or
+        before it."""
+        c = self.uconst(v)
+        if c is not None:
+            return strides.align_of_const(c, 64)
+        memo = self.align_memo
+        if v in memo:
+            return memo[v]
+        memo[v] = 1             # a cycle through phis: nothing known
+        ins = self._uniform_def(v)
+        if ins is None:
+            return 1
+        al = 1
+        w = strides.WIDTHS.get(ins.rtype, 64)
+        if ins.kind == "bin":
+            (_, x), (_, y) = ins.args
+            if ins.op == "mul":
+                al = self.ualign(x) * self.ualign(y)
+            elif ins.op == "shl" and _int(y) is not None and 0 <= _int(y) < w:
+                al = self.ualign(x) << _int(y)
+            elif ins.op in ("add", "sub", "or"):
+                al = min(self.ualign(x), self.ualign(y)) if ins.op != "or" else 1
+            elif ins.op == "and":
+                al = max(self.ualign(x), self.ualign(y))
+        elif ins.kind == "cast" and ins.op in ("zext", "sext", "trunc", "inttoptr", "ptrtoint"):
+            al = self.ualign(ins.args[0][1])
+        al = min(al, strides.MAX_ALIGN, 1 << (w - 1))
+        memo[v] = al
+        return al
+
+    def _outside(self, v: str):
+        """The instruction defining a value of the kernel function outside the region (uniform
+        there), or None."""
+        if self.outside_defs is None:
+            self.outside_defs = {}
+            for lab, lines in self.fn.blocks:
+                if lab in self.blocks and (lab in self.region or lab == "lane.head"):
+                    continue
+                for ln in _flat_lines(lines):
+                    if isinstance(ln, str):
+                        m = re.match(r"^\s*(%[-a-zA-Z$._0-9]+) = ", ln)
+                        if m:
+                            self.outside_defs[m.group(1)] = ln
+        ln = self.outside_defs.get(v)
+        if ln is None:
+            return None
+        try:
+            return parse(ln)
+        except Unsupported:
+            return None
 
     def _rule(self, ins: Ins):
         ops = [self.shape(n) for n in ins.names()]
@@ -722,8 +918,11 @@ class _LaneGroups:
             return vary()
         if k == "load":
             p = ins.args[0][1]
+            if ins.res in self.speculated:
+                return self.speculated[ins.res]
             if p in self.ash:
-                return None if self.ash[p] is None else U if self.ash[p] == U else V
+                a = self.ash[p]
+                return a if a is None or a == U or _affine(a) else V
             if ins.extra["volatile"] and self.shape(p) != U:
                 return vary()
             return U if self.shape(p) == U else vary()
@@ -731,37 +930,8 @@ class _LaneGroups:
             return U
         if k == "generic" or not scalar:
             return vary()
-        wide = ins.rtype in ("i64", "ptr")
-        if k == "bin" and wide:
-            a, b = (self.shape(v) for _, v in ins.args)
-            if ins.op in ("add", "sub"):
-                if _affine(a) and b == U:
-                    return a
-                if a == U and _affine(b):
-                    return b if ins.op == "add" else ("A", -b[1])
-                if _affine(a) and _affine(b):
-                    return ("A", a[1] + b[1] if ins.op == "add" else a[1] - b[1])
-            c = _int(ins.args[1][1])
-            if ins.op == "mul" and _affine(a) and c is not None:
-                return ("A", a[1] * c)
-            c0 = _int(ins.args[0][1])
-            if ins.op == "mul" and _affine(b) and c0 is not None:
-                return ("A", b[1] * c0)
-            if ins.op == "shl" and _affine(a) and c is not None and 0 <= c < 32:
-                return ("A", a[1] << c)
-        if k == "cast" and ins.op in ("inttoptr", "ptrtoint") and wide and ins.args[0][0] in ("i64", "ptr"):
-            a = self.shape(ins.args[0][1])
-            if _affine(a):
-                return a
-        if k == "gep":
-            base = self.shape(ins.args[0][1])
-            idx = [self.shape(v) for _, v in ins.args[1:]]
-            size = SIZES.get(ins.extra["et"])
-            if base == U and len(idx) == 1 and _affine(idx[0]) and ins.args[1][0] == "i64" and size:
-                return ("A", idx[0][1] * size)
-            if _affine(base) and all(s == U and _int(v) is not None for s, (_, v) in zip(idx, ins.args[1:])):
-                return base
-        return V
+        r = strides.rule(ins, self.shape, self.ualign, self.uconst, self.G, guardable=id(ins) not in self.head_ids)
+        return V if r is None else r
 
     def _liveness(self):
         """Divergence points (blocks of the region ending in a branch the group may not take
@@ -807,7 +977,7 @@ class _LaneGroups:
         self.exits = {}          # block -> items live before its terminator
         for lab in self.region:
             t = self.blocks[lab].ins[-1]
-            if self._may_diverge(t):
+            if self._may_diverge(lab, t):
                 # a memory alloca's contents count as live everywhere (they are small)
                 self.exits[lab] = sorted(term_use[lab] | live_out[lab] | set(self.mem_allocas))
         self.demoted = sorted({x for live in self.exits.values() for x in live if x in self.defined})
@@ -857,7 +1027,9 @@ class _LaneGroups:
             d.add(ins.res)
         return u, d
 
-    def _may_diverge(self, t: Ins) -> bool:
+    def _may_diverge(self, lab: str, t: Ins) -> bool:
+        if t.kind == "br":
+            return lab in self.guard_at
         if t.kind == "cbr":
             if "fail" in t.labels() and self._cancel_edge(t):
                 return False
@@ -1108,6 +1280,27 @@ def _int(v: str):
         return None
 
 
+def _fold(ins: Ins, vals: list, w: int):
+    """An integer instruction on constants (unsigned values modulo 2^w), or None."""
+    mask = (1 << w) - 1
+    u = [x & mask for x in vals]
+    sv = [strides.signed(x, w) if w > 1 else x & 1 for x in vals]
+    if ins.kind == "select":
+        return vals[1] if u[0] & 1 else vals[2]
+    a, b = u
+    if ins.kind == "cmp":
+        p = ins.extra["pred"]
+        x, y = (sv if p[0] == "s" else u)
+        return int({"eq": x == y, "ne": x != y, "ult": x < y, "ule": x <= y, "ugt": x > y, "uge": x >= y,
+                    "slt": x < y, "sle": x <= y, "sgt": x > y, "sge": x >= y}[p])
+    r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "and": lambda: a & b,
+         "or": lambda: a | b, "xor": lambda: a ^ b,
+         "shl": lambda: a << b if b < w else None, "lshr": lambda: a >> b if b < w else None,
+         "udiv": lambda: a // b if b else None, "urem": lambda: a % b if b else None}.get(ins.op)
+    v = r() if r else None
+    return None if v is None else strides.signed(v, w)
+
+
 def _pure(callee: str) -> bool:
     if callee.startswith(_IMPURE_INTRINSICS):
         return False
@@ -1129,10 +1322,10 @@ class _VecEmitter:
         self.lg, self.fn, self.G = lg, lg.fn, lg.G
         self.sh = lg.sh
         self.new_blocks: list = []
-        self.twins = {}                 # alloca -> (twin alloca, vector?)
+        self.twins = {}                 # alloca -> (twin alloca, vector?); an affine one holds lane 0's value
         for a in sorted(lg.used_allocas):
             t = lg.alloca_t[a]
-            vec = lg.ash[a] != U
+            vec = lg.ash[a] != U and not _affine(lg.ash[a])
             name = self.fn.fresh("gx")
             self.fn.allocas.append(f"  {name} = alloca {_vt(self.G, t) if vec else t}, align 64")
             self.twins[a] = (name, vec)
@@ -1145,6 +1338,7 @@ class _VecEmitter:
         self.phi_fill = []              # (vector phi, scalar phi, shape)
         self.div_blocks = []            # the divergence exits' blocks (edges into lane.head)
         self.done_early = set()         # loads of the block already emitted with their group
+        self.scalar0 = {}               # affine value -> its scalar of lane 0 (the vector made where used)
 
     # -- output -------------------------------------------------------------------------------------
     def block(self, label):
@@ -1184,9 +1378,23 @@ class _VecEmitter:
             return self.vname(v)
         return v
 
+    def sop(self, v: str) -> str:
+        """An operand of an instruction whose result is lane 0's: uniform, or lane 0's value of an
+        affine one."""
+        if v in self.scalar0:
+            return self.scalar0[v]
+        if v in self.mem_twins:
+            return self.lane_op("ptr", v, 0)
+        return self.uop(v)
+
     def vop(self, t: str, v: str) -> str:
         """An operand as a <G x t> vector."""
         s = self.shape(v)
+        if v in self.scalar0:
+            key = ("affine", t, v)
+            if key not in self.splats:
+                self.splats[key] = self._affine_vector(t, self.scalar0[v], s[1])
+            return self.splats[key]
         if s == U:
             if not _is_name(v) and not v.startswith("@"):
                 if v in ("poison", "undef"):
@@ -1206,8 +1414,24 @@ class _VecEmitter:
             return acc
         return self.vname(v)
 
+    def _affine_vector(self, t: str, x0: str, step: int) -> str:
+        """Lane 0's value x0 + step x i for lane i, as a vector (modulo 2^width, as the values)."""
+        G = self.G
+        if t == "ptr":
+            offs = "<" + ", ".join(f"i64 {step * i}" for i in range(G)) + ">"
+            return self.op(f"getelementptr i8, ptr {x0}, {_vt(G, 'i64')} {offs}")
+        w = strides.WIDTHS[t]
+        offs = "<" + ", ".join(f"{t} {strides.signed(step * i, w)}" for i in range(G)) + ">"
+        return self.op(f"add {_vt(G, t)} {self._splat(t, x0)}, {offs}")
+
     def lane_op(self, t: str, v: str, i: int) -> str:
         s = self.shape(v)
+        if v in self.scalar0:
+            if i == 0:
+                return self.scalar0[v]
+            if t == "ptr":
+                return self.op(f"getelementptr i8, ptr {self.scalar0[v]}, i64 {s[1] * i}")
+            return self.op(f"add {t} {self.scalar0[v]}, {strides.signed(s[1] * i, strides.WIDTHS[t])}")
         if s == U:
             return self.uop(v)
         if s == L:
@@ -1247,6 +1471,9 @@ class _VecEmitter:
                 s = self.sh.get(ph.name, U)
                 if s == U:
                     node = Phi(self.vname(ph.name), ph.t)
+                elif _affine(s):
+                    node = Phi(self.fn.fresh("g0"), ph.t)
+                    self.scalar0[ph.name] = node.name
                 else:
                     node = Phi(self.vname(ph.name), _vt(G, ph.t))
                 self.lines.insert(sum(isinstance(x, Phi) for x in self.lines), node)
@@ -1274,7 +1501,7 @@ class _VecEmitter:
                 self.lines = by_label[self.end_label[src]]
                 self.splats = {}
                 term = self.lines.pop()
-                val = self.uop(v) if s == U else self.vop(ph.t, v)
+                val = self.uop(v) if s == U else self.sop(v) if _affine(s) else self.vop(ph.t, v)
                 self.lines.append(term)
                 node.incoming.append((val, self.end_label[src]))
         fn = self.fn
@@ -1311,19 +1538,30 @@ class _VecEmitter:
         if s == U:
             self.uniform(ins)
             return
+        if _affine(s) and k in ("bin", "cast", "gep", "select", "load"):
+            # lane 0's value only: the vector is made where one is used (vop)
+            x0 = self.fn.fresh("g0")
+            if k == "load" and ins.args[0][1] in self.twins:
+                self.lines.append(f"  {x0} = load {ins.rtype}, ptr {self.twins[ins.args[0][1]][0]}")
+            else:
+                body = _NAME.sub(lambda m: self.sop(m.group(0)), ins.text.split("=", 1)[1])
+                self.lines.append(f"  {x0} ={body}")
+            self.scalar0[ins.res] = x0
+            return
         if s == L or k in ("atomic", "generic"):
             self.per_lane(ins)
             return
         getattr(self, "v_" + k)(ins)
 
     def uniform(self, ins: Ins):
-        """The instruction as it is, on the uniform copies of its operands."""
+        """The instruction as it is, on the uniform copies of its operands (lane 0's values of
+        affine ones, where the rules found the result the same for the group)."""
         if ins.kind == "load" and ins.args[0][1] in self.twins:
             tw, vec = self.twins[ins.args[0][1]]
             self.define(ins.res, f"load {ins.rtype}, ptr {tw}")
             return
         body = ins.text.split("=", 1)[1]
-        body = _NAME.sub(lambda m: self.uop(m.group(0)), body)
+        body = _NAME.sub(lambda m: self.sop(m.group(0)), body)
         self.lines.append(f"  {self.vname(ins.res)} ={body}")
 
     def per_lane(self, ins: Ins, keep_list=False):
@@ -1575,25 +1813,37 @@ class _VecEmitter:
         k = 0
         while off0 + k * size in group:
             k += 1
-        if k < 2 or k > 4 or _affine(self.shape(base)):
+        bs = self.shape(base)
+        if k < 2 or k > 4 or (_affine(bs) and bs[1] != k * size):
             return False
         members = [group[off0 + j * size] for j in range(k)]
         G = self.G
         vt, vi = _vt(G, t), _vt(G, "i64")
-        bv = self.vop("i64", base)
-        b0 = self.op(f"extractelement {vi} {bv}, i64 0")
-        run = self._consecutive(bv, self._splat("i64", b0), k * size)
-        fast, slow, join = (self.fn.label(x) for x in ("g.ilv", "g.ilv.slow", "g.ilvj"))
-        self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
-        # fast: k vectors from lane 0's element on, then element j of invocation i is at i x k + j
-        self.block(fast)
+        if _affine(bs):
+            # the bases step by the aggregate's size: one run, known at compile time
+            b0 = self.lane0("i64", base)
+        else:
+            bv = self.vop("i64", base)
+            b0 = self.op(f"extractelement {vi} {bv}, i64 0")
+            run = self._consecutive(bv, self._splat("i64", b0), k * size)
+            fast, slow, join = (self.fn.label(x) for x in ("g.ilv", "g.ilv.slow", "g.ilvj"))
+            self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
+            self.block(fast)
+        # k vectors from lane 0's element on, then element j of invocation i is at i x k + j
         a0 = self.op(f"add i64 {b0}, {off0}")
         p0 = self.op(f"inttoptr i64 {a0} to ptr")
         wide = self.op(f"load <{k * G} x {t}>, ptr {p0}, align {size}")
         got = []
         for j in range(k):
             idx = ", ".join(f"i32 {i * k + j}" for i in range(G))
-            got.append(self.op(f"shufflevector <{k * G} x {t}> {wide}, <{k * G} x {t}> poison, <{G} x i32> <{idx}>"))
+            leaf = f"shufflevector <{k * G} x {t}> {wide}, <{k * G} x {t}> poison, <{G} x i32> <{idx}>"
+            if _affine(bs):
+                self.define(members[j].res, leaf)
+                self.done_early.add(id(members[j]))
+            else:
+                got.append(self.op(leaf))
+        if _affine(bs):
+            return True
         self.emit(f"br label %{join}")
         # slow: each leaf on its own (one address, contiguous, or a gather)
         self.block(slow)
@@ -1654,7 +1904,7 @@ class _VecEmitter:
             if vec:
                 self.emit(f"store {_vt(G, t)} {self.vop(t, v)}, ptr {tw}")
             else:
-                self.emit(f"store {t} {self.uop(v)}, ptr {tw}")
+                self.emit(f"store {t} {self.sop(v)}, ptr {tw}")
             return
         s, sv = self.shape(p), self.shape(v)
         vol = "volatile " if ins.extra["volatile"] else ""
@@ -1738,7 +1988,14 @@ class _VecEmitter:
 
     def terminator(self, lab: str, t: Ins):
         lg, G = self.lg, self.G
-        if t.kind == "br":
+        if t.kind == "br" and lab in lg.exits:
+            # a guarded instruction follows: a widening (the group goes on where its values do
+            # not wrap) or a load taken as uniform (where the group's slots hold one value)
+            x = lg.guard_at[lab]
+            ok = self._same_row(x) if x in lg.speculated else self._no_wrap(x)
+            div = self._divergence(lab)
+            self.emit(f"br i1 {ok}, label %{self._target(t.labels()[0])}, label %{div}")
+        elif t.kind == "br":
             self.emit(f"br label %{self._target(t.labels()[0])}")
         elif t.kind == "end":
             if t.op == "ret":
@@ -1755,16 +2012,24 @@ class _VecEmitter:
             elif "fail" in (tl, fl):
                 # the group goes on only when no invocation fails here
                 ok = fl if tl == "fail" else tl
-                cv = self._mask(c, tl == "fail")
-                none = self.op(f"icmp eq i{G} {cv}, 0")
+                ends = self._ends(c)
+                if ends is not None:
+                    none = ends[1] if tl == "fail" else ends[0]
+                else:
+                    cv = self._mask(c, tl == "fail")
+                    none = self.op(f"icmp eq i{G} {cv}, 0")
                 div = self._divergence(lab)
                 self.lines.append(f"  br i1 {none}, label %{self._target(ok)}, label %{div}")
             elif self.shape(c) == U:
                 self.emit(f"br i1 {self.uop(c)}, label %{self._target(tl)}, label %{self._target(fl)}")
             else:
-                m = self._mask(c, True)
-                allt = self.op(f"icmp eq i{G} {m}, -1")
-                nonet = self.op(f"icmp eq i{G} {m}, 0")
+                ends = self._ends(c)
+                if ends is not None:
+                    allt, nonet = ends
+                else:
+                    m = self._mask(c, True)
+                    allt = self.op(f"icmp eq i{G} {m}, -1")
+                    nonet = self.op(f"icmp eq i{G} {m}, 0")
                 rest = self.fn.label("g.mixed")
                 self.emit(f"br i1 {allt}, label %{self._target(tl)}, label %{rest}")
                 here_lines = self.lines
@@ -1793,6 +2058,66 @@ class _VecEmitter:
         else:
             raise Unsupported(f"terminator {t.text}")
         self.end_label[lab] = self.cur
+
+    def _first_last(self, t: str, x: str):
+        """The least and greatest of lane 0's and lane G-1's values of affine x (the group's
+        values lie between them unless they wrap, which the caller tests), or None where the
+        group spans half the type's range or more."""
+        step = self.shape(x)[1]
+        w = strides.WIDTHS[t]
+        if abs(step) * (self.G - 1) >= 1 << (w - 1):
+            return None
+        first = self.lane0(t, x)
+        last = self.op(f"add {t} {first}, {strides.signed(step * (self.G - 1), w)}")
+        lo, hi = (first, last) if step > 0 else (last, first)
+        return lo, hi
+
+    def _no_wrap(self, x: str) -> str:
+        """The guard of a widening x (lane_strides.needs_guard): its operand's values in the group
+        do not wrap, unsigned for zext, signed for sext."""
+        ins = self.lg.defined[x][1]
+        (t, v), = ins.args
+        lo, hi = self._first_last(t, v)
+        return self.op(f"icmp {'s' if ins.op == 'sext' else 'u'}le {t} {lo}, {hi}")
+
+    def _same_row(self, x: str) -> str:
+        """The guard of a load taken as uniform or affine (_LaneGroups._row_loads): the group's G
+        slots hold lane 0's bits (plus the stride times the lane)."""
+        ins = self.lg.defined[x][1]
+        t, G = ins.rtype, self.G
+        it = f"i{SIZES[t] * 8}" if t != "i1" else "i8"
+        vec = self.op(f"load {_vt(G, it)}, ptr {self.lane0('ptr', ins.args[0][1])}, align 1")
+        first = self.op(f"extractelement {_vt(G, it)} {vec}, i64 0")
+        s = self.lg.speculated[x]
+        want = self._affine_vector(it, first, s[1]) if _affine(s) else self._splat(it, first)
+        return self._all_lanes(self.op(f"icmp eq {_vt(G, it)} {vec}, {want}"))
+
+    def _ends(self, c: str):
+        """(all, none): whether condition c is true for every invocation of the group, and for
+        none of them (two i1), decided from lane 0 and lane G-1 where c orders an affine value
+        against a uniform bound (lane_strides.ordered) and the group's values do not wrap
+        between them (a wrap: neither, so that the scalar code decides); None elsewhere."""
+        d = self.lg.defined.get(c)
+        if d is None or not isinstance(d[1], Ins):
+            return None
+        o = strides.ordered(d[1], self.shape)
+        if o is None:
+            return None
+        x, bound, pred = o
+        t = d[1].args[0][0]
+        ends = self._first_last(t, x)
+        if ends is None:
+            return None
+        lo, hi = ends
+        sign = "s" if pred[0] == "s" else "u"
+        ok = self.op(f"icmp {sign}le {t} {lo}, {hi}")
+        b = self.uop(bound)
+        inner, outer = (hi, lo) if pred in strides.BELOW else (lo, hi)
+        # the predicate holds for all where it holds at the end where it is hardest to hold
+        every = self.op(f"icmp {pred} {t} {inner}, {b}")
+        some = self.op(f"icmp {pred} {t} {outer}, {b}")
+        return (self.op(f"and i1 {ok}, {every}"),
+                self.op(f"and i1 {ok}, {self.op(f'xor i1 {some}, true')}"))
 
     def _splat(self, t, x):
         vt = _vt(self.G, t)
@@ -1839,8 +2164,11 @@ class _VecEmitter:
                 tw, vec = self.twins[x]
                 t = lg.alloca_t[x]
                 val = self.op(f"load {_vt(G, t) if vec else t}, ptr {tw}")
+                a = lg.ash[x]
                 if vec:
                     self._store_slot(row, st, t, val, vector=True)
+                elif _affine(a):
+                    self._store_slot(row, st, t, self._affine_vector(t, val, a[1]), vector=True)
                 else:
                     self._store_slot(row, st, t, self._splat(t, val), vector=True)
                 continue

@@ -14,6 +14,11 @@ import struct
 from ..spirv.types import Scalar
 
 
+# Bytes of each LLVM scalar type the generated code uses (pointers are host addresses).
+SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8,
+         "ptr": 8}
+
+
 def ty(s) -> str:
     """The LLVM type a leaf of scalar type s is held in."""
     if isinstance(s, Scalar):

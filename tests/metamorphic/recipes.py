@@ -295,6 +295,16 @@ def _divergent_opt(r):
     return _divergent(r)
 
 
+@recipe(T + "lane_strides.spv", T + "lane_strides.opt.spv", spec={0: 40})
+def _lane_strides(r):
+    # a base whose groups wrap around 2^32 in the middle, and the counter's parting mode
+    n, off = 3, 5
+    return Dispatch(3, {0: np.zeros(3 * 64 * 2, np.uint64), 1: r.bits((n + 4) * (40 + off), np.uint32),
+                        2: np.zeros(3 * 64 * n, np.uint32), 3: np.zeros(3 * 64, np.uint32),
+                        4: np.zeros(3 * 64, np.uint32)},
+                    push=u32(0xFFFFFFC3, 0x7FFFFFE1, n, 1, off, 0xFFFFFFD7))
+
+
 _PARTICLE = np.dtype({"names": ["pos", "mass", "cell"], "formats": ["3<f4", "<f4", "2<i4"],
                       "offsets": [0, 12, 16], "itemsize": 32})
 _FEATURES_PUSH = np.dtype({"names": ["rot", "shift", "count", "bias"],

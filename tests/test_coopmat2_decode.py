@@ -439,3 +439,51 @@ def test_decode_vector_through_views(mode):
         ok = marked | (o == ref)
         assert ok.all(), (c, np.argwhere(~ok)[:4])
     inner()
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_lanes.comp: the DecodeFunc's vector form, 16 columns at a time
+# ---------------------------------------------------------------------------------------------
+
+def _decode_lanes(q, R, split, row0, **dispatch):
+    o = np.full(16 * 64, -7.0, np.float32)
+    kernel("decode_lanes").dispatch((1, 1, 1), {0: q, 1: o}, push=np.array([R, 64, split, row0], np.uint32),
+                                    **dispatch)
+    return o.reshape(16, 64)
+
+
+@pytest.mark.parametrize("split", [0, 16, 32, 5, 21])
+@pytest.mark.parametrize("row0", [0, 3])
+def test_decode_vector_form_takes_the_scalar_values(split, row0):
+    """Columns whose branch is the same for 16 of them (split 0, 16, 32) and ones it parts (5, 21),
+    against numpy written from the GLSL, unprofiled (the vector form) and profiled (the scalar
+    DecodeFunc on every element, the reference the vector form must equal)."""
+    R = 24
+    q = np.random.default_rng(split + row0).integers(0, 256, R * 64, dtype=np.uint8)
+    r = np.arange(16)[:, None] + row0
+    c = np.arange(64)[None, :]
+    x = q.reshape(R, 64)[row0:row0 + 16].astype(np.float32)
+    want = np.where(c % 32 >= split, x * 2 + r, x - c // 32).astype(np.float32)
+    np.testing.assert_array_equal(_decode_lanes(q, R, split, row0), want)
+    np.testing.assert_array_equal(_decode_lanes(q, R, split, row0, profile=True), want)
+
+
+def test_decode_vector_form_failure_is_the_scalar_decodes():
+    """A buffer that ends inside the slice's last block: the vector form's 16 columns that reach
+    past it fall back to the scalar DecodeFunc, which fails at the first element that reads out
+    of bounds; the report is the scalar code's (the same as profiled, which never takes the
+    vector form) and the output is untouched."""
+    R, row0 = 16, 0
+    q = np.zeros(R * 64 - 12, np.uint8)         # the last block's bytes 20 .. 31 are missing
+    errors = []
+    for profile in (False, True):
+        o = np.full(16 * 64, -7.0, np.float32)
+        with pytest.raises(jitcoop.ExecutionError) as e:
+            kernel("decode_lanes").dispatch((1, 1, 1), {0: q, 1: o}, push=np.array([R, 64, 0, row0], np.uint32),
+                                            profile=profile)
+        assert (o == -7.0).all()
+        errors.append(e.value)
+    fast, slow = errors
+    # the first element past the end in the scalar order: row 15, block 1, byte 20 (15 x 64 + 32 + 20)
+    assert "OpLoad" in str(fast) and "byte offset 1012 " in str(fast), str(fast)
+    assert (fast.lane, fast.workgroup, str(fast).splitlines()[0]) == (slow.lane, slow.workgroup, str(slow).splitlines()[0])

@@ -737,6 +737,12 @@ def _decode_q4(r):
                              2: np.zeros(512 * groups, np.float32), 3: u32(R, C, 0, 0)})
 
 
+@recipe(T + "coopmat2/decode_lanes.spv")
+def _decode_lanes(r):
+    # a split that parts the 16-column groups, rows from 3 on
+    return Dispatch(1, {0: r.ints(24 * 64, np.uint8), 1: np.zeros(16 * 64, np.float32)}, push=u32(24, 64, 21, 3))
+
+
 @recipe(T + "coopmat2/tensor_bytes.spv")
 def _tensor_bytes(r):
     at, dims, off, span = 16, [20, 40], [-2, 3], [16, 32]

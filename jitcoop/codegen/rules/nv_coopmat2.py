@@ -491,12 +491,30 @@ def _widen(em, v: str, s: Scalar) -> str:
     return em.cast_int(v, s.width, 64, s.signed)
 
 
+def _widen_vector(em, V, v: str, s: Scalar) -> str:
+    """_widen on G decoded elements."""
+    if s.kind == "float":
+        return v if ty(s) == "double" else em.op(f"fpext {V.t('float')} {v} to {V.t('double')}")
+    if s.width == 64:
+        return v
+    return em.op(f"{'sext' if s.signed else 'zext'} {V.t(f'i{s.width}')} {v} to {V.t('i64')}")
+
+
+def _narrow_vector(em, V, v: str, dt: str, slot: str) -> str:
+    """_narrow_slot on G decoded elements."""
+    if dt == slot:
+        return v
+    return em.op(f"{'fptrunc' if dt == 'double' else 'trunc'} {V.t(dt)} {v} to {V.t(slot)}")
+
+
 def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, view, lo, hi, df, di) -> str:
     """The decode functions over every element of each waiting instance: the addressing of the
     instance's elements by the kernel library (tensor.decode_plan), then a loop here calling the
     DecodeFunc (or the DecodeVectorFunc once per group of V elements, remembered in a small
     direct-mapped table: with a view that transposes, a group's elements are not adjacent), then
-    the fragments (tensor.decode_finish). Returns the failing lane or -1 (an i64)."""
+    the fragments (tensor.decode_finish). On a clean 2-D plan the DecodeFunc's vector form runs
+    G columns of a row at once, the scalar DecodeFunc on each where they part ways or one
+    fails. Returns the failing lane or -1 (an i64)."""
     t = acc.t
     D = acc.layout.dims
     mode = em.options.decode_vector
@@ -524,6 +542,10 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                           ins=ins, decode=acc.decode, vector=acc.decode_vector)
     result = em.local("i64", "-1", "bad")
     static = acc.static_args(em, view)
+    # The DecodeFunc's vector form (callback_vector) on G columns of a row of a clean plan at
+    # once: unprofiled, without a DecodeVectorFunc (whose table caches its groups).
+    G = group_size(t.cols) if S is None and vec is None and D == 2 else 0
+    vfn = em.vector_callback_fn(acc.decode, G) if G and t.cols % G == 0 and inv % G == 0 else None
 
     def instance(base, q):
         out_l, body_l, bad_l, go_l = (em.fn.label(x) for x in ("dec.out", "dec.body", "dec.bad", "dec.go"))
@@ -665,22 +687,71 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
             fragments when the layout is striped)."""
             direct[0] = striped
             rdim = em.info_at(7)
+            by_row = em.op(f"icmp eq i64 {rdim}, 0")
             with em.loop(t.rows, hint="r") as r:
                 rrow = em.op(f"mul i64 {r}, 5")
-                rp = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_PART}"))
-                rb = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_BC}"))
-                ri = em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {TN.P_CIB}"))
-                with em.loop(t.cols, hint="c") as c:
+                row = [em.load_at(rt.ptr, "i64", em.op(f"add i64 {rrow}, {part}"))
+                       for part in (TN.P_PART, TN.P_BC, TN.P_CIB)]
+
+                def column(c):
                     crow = em.op(f"mul i64 {c}, 5")
-                    cp = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_PART}"))
-                    cb = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_BC}"))
-                    ci = em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {TN.P_CIB}"))
+                    cp, cb, ci = (em.load_at(ct.ptr, "i64", em.op(f"add i64 {crow}, {part}"))
+                                  for part in (TN.P_PART, TN.P_BC, TN.P_CIB))
+                    rp, rb, ri = row
                     k = em.op(f"add i64 {em.op(f'mul i64 {r}, {t.cols}')}, {c}")
                     idx = em.op(f"and i64 {em.op(f'add i64 {rp}, {cp}')}, 4294967295")
-                    by_row = em.op(f"icmp eq i64 {rdim}, 0")
                     pick = lambda a, b: em.op(f"trunc i64 {em.op(f'select i1 {by_row}, i64 {a}, i64 {b}')} to i32")
                     element(k, str(TN.OK), idx, [pick(rb, cb), pick(cb, rb)], [pick(ri, ci), pick(ci, ri)])
+
+                if vfn is None:
+                    with em.loop(t.cols, hint="c") as c:
+                        column(c)
+                else:
+                    with em.loop(t.cols, step=G, hint="c") as c:
+                        columns(r, row, c, column)
             direct[0] = False
+
+        def columns(r, row, c0, column):
+            """Columns c0 .. c0 + G - 1 of row r by the DecodeFunc's vector form; where the G
+            elements part ways or one fails, column() on each (the scalar DecodeFunc: its
+            values, its failure report)."""
+            V = _Vec(em, G)
+            crow = V.op("mul", "i64", V.iota(c0), V.splat("i64", "5"))
+            cp, cb, ci = (V.gather("i64", em.op(f"getelementptr i64, ptr {ct.ptr}, {V.t('i64')} "
+                                                f"{V.op('add', 'i64', crow, V.splat('i64', str(part)))}"), 8)
+                          for part in (TN.P_PART, TN.P_BC, TN.P_CIB))
+            rp, rb, ri = (V.splat("i64", x) for x in row)
+            by_row = em.op(f"icmp eq i64 {em.info_at(7)}, 0")
+            vi64, vi32 = V.t("i64"), V.t("i32")
+
+            def pick(a, b):
+                return em.op(f"trunc {vi64} {em.op(f'select i1 {by_row}, {vi64} {a}, {vi64} {b}')} to {vi32}")
+            idx = V.op("and", "i64", V.op("add", "i64", rp, cp), V.splat("i64", "4294967295"))
+            a = V.op("add", "i64", V.splat("i64", p), V.op("mul", "i64", idx, V.splat("i64", str(tsize))))
+            args = [f"{vi64} {a}", f"{vi64} {V.splat('i64', plo)}", f"{vi64} {V.splat('i64', pn)}"] + \
+                [f"{vi32} {x}" for x in (pick(rb, cb), pick(cb, rb), pick(ri, ci), pick(ci, ri))]
+            rtv = f"{{ {V.t(et)}, i1 }}"
+            res = em.op(f"call {rtv} {vfn}({', '.join(args)}, {CONTEXT_ARGS}, {vi64} {V.splat('i64', base)})")
+            done, scalar, nxt = (em.fn.label(x) for x in ("dv.v", "dv.s", "dv.n"))
+            em.fn.cbr(em.op(f"extractvalue {rtv} {res}, 1"), done, scalar)
+            em.fn.block(done)
+            v = _widen_vector(em, V, em.op(f"extractvalue {rtv} {res}, 0"), elem)
+            k0 = em.op(f"add i64 {em.op(f'mul i64 {r}, {t.cols}')}, {c0}")
+            if direct[0]:
+                # G consecutive elements of the striped layout: one fragment element of G lanes
+                e = em.op(f"udiv i64 {k0}, {inv}")
+                lane = em.op(f"add i64 {base}, {em.op(f'urem i64 {k0}, {inv}')}")
+                at = em.op(f"add i64 {em.op(f'mul i64 {e}, {em.W}')}, {lane}")
+                V.store(out, at, _narrow_vector(em, V, v, dt, out.llvm))
+            else:
+                em.emit(f"store {V.t(dt)} {v}, ptr {em.op(f'getelementptr {dt}, ptr {dst.ptr}, i64 {k0}')}, "
+                        f"align {SIZES[dt]}")
+            em.fn.br(nxt)
+            em.fn.block(scalar)
+            with em.loop(G, hint="s") as i:
+                column(em.op(f"add i64 {c0}, {i}"))
+            em.fn.br(nxt)
+            em.fn.block(nxt)
 
         def walk_elements():
             """Any other plan: every element from decode_plan's table."""

@@ -19,6 +19,7 @@ sed "s/\(OpCooperativeMatrixStoreTensorNV .*\) None None$/\1 None DecodeFunc $DE
 "$BIN/spirv-as" --target-env vulkan1.3 store_decode.spvasm -o store_decode.spv
 rm -f store_decode.tmp.spv store_decode.tmp.spvasm
 $G decode_q4.comp -o decode_q4.spv
+$G decode_lanes.comp -o decode_lanes.spv
 $G decode_vecview.comp -o decode_vecview.spv
 # tensor_rows.comp: name element rows cols [extra glslang arguments]
 rows() {

@@ -833,7 +833,7 @@ class _LaneGroups:
     def uconst(self, v: str):
         """A uniform integer's value where it is a constant: a literal, or integer arithmetic,
         comparisons and selects on constants (the rules guard divisors with selects), else None."""
-        c = _int(v)
+        c = {"true": 1, "false": 0}.get(v, _int(v))
         if c is not None or not _is_name(v):
             return c
         memo = self.const_memo

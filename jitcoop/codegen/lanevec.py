@@ -872,8 +872,8 @@ class _LaneGroups:
                 al = self.ualign(x) * self.ualign(y)
             elif ins.op == "shl" and _int(y) is not None and 0 <= _int(y) < w:
                 al = self.ualign(x) << _int(y)
-            elif ins.op in ("add", "sub", "or"):
-                al = min(self.ualign(x), self.ualign(y)) if ins.op != "or" else 1
+            elif ins.op in ("add", "sub"):
+                al = min(self.ualign(x), self.ualign(y))
             elif ins.op == "and":
                 al = max(self.ualign(x), self.ualign(y))
         elif ins.kind == "cast" and ins.op in ("zext", "sext", "trunc", "inttoptr", "ptrtoint"):

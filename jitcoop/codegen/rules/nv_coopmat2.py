@@ -708,10 +708,10 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                         column(c)
                 else:
                     with em.loop(t.cols, step=G, hint="c") as c:
-                        columns(r, row, c, column)
+                        columns(r, row, c, column, by_row)
             direct[0] = False
 
-        def columns(r, row, c0, column):
+        def columns(r, row, c0, column, by_row):
             """Columns c0 .. c0 + G - 1 of row r by the DecodeFunc's vector form; where the G
             elements part ways or one fails, column() on each (the scalar DecodeFunc: its
             values, its failure report)."""
@@ -721,7 +721,6 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
                                                 f"{V.op('add', 'i64', crow, V.splat('i64', str(part)))}"), 8)
                           for part in (TN.P_PART, TN.P_BC, TN.P_CIB))
             rp, rb, ri = (V.splat("i64", x) for x in row)
-            by_row = em.op(f"icmp eq i64 {em.info_at(7)}, 0")
             vi64, vi32 = V.t("i64"), V.t("i32")
 
             def pick(a, b):

@@ -216,3 +216,23 @@ def ordered(ins, shape):
         return x, y, pred
     return None
 
+
+def fold(ins, vals: list, w: int):
+    """An integer instruction on constants (unsigned values modulo 2^w), or None."""
+    mask = (1 << w) - 1
+    u = [x & mask for x in vals]
+    sv = [signed(x, w) if w > 1 else x & 1 for x in vals]
+    if ins.kind == "select":
+        return vals[1] if u[0] & 1 else vals[2]
+    a, b = u
+    if ins.kind == "cmp":
+        p = ins.extra["pred"]
+        x, y = (sv if p[0] == "s" else u)
+        return int({"eq": x == y, "ne": x != y, "ult": x < y, "ule": x <= y, "ugt": x > y, "uge": x >= y,
+                    "slt": x < y, "sle": x <= y, "sgt": x > y, "sge": x >= y}[p])
+    r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "and": lambda: a & b,
+         "or": lambda: a | b, "xor": lambda: a ^ b,
+         "shl": lambda: a << b if b < w else None, "lshr": lambda: a >> b if b < w else None,
+         "udiv": lambda: a // b if b else None, "urem": lambda: a % b if b else None}.get(ins.op)
+    v = r() if r else None
+    return None if v is None else signed(v, w)

@@ -51,11 +51,14 @@ from .llvm import SIZES, Phi
 
 
 WIDE_GROUP = 16         # invocations per group where the workgroup is made of whole groups this size
-# Contiguous loads in loops prefetch what they will read this many iterations on (_stride_prefetch):
+# Loads in loops whose addresses are sorted out at run time (not affine: lane_strides.py) and turn
+# out contiguous prefetch what they will read this many iterations on (_stride_prefetch):
 # a loop that stages a tile through shared memory reads rows of a matrix a page or more apart,
 # where the processor's prefetchers do not follow; measured side by side at 1024^3 on one core,
 # the bias_act GEMM 1.07x at 8 iterations (median of 25 rounds, quartiles 1.03-1.11; its L3 stall
-# gone from the profile), 0.99x at 2 and 1.02x at 16, the other styles 0.97-1.04x.
+# gone from the profile), 0.99x at 2 and 1.02x at 16, the other styles 0.97-1.04x. Since the
+# stride analysis those staging loops load through affine addresses, which take no prefetch
+# (with one: wg_arrays 0.97x, bias_act 1.03x, arrays_uvec4 0.99x).
 PREFETCH_AHEAD = 8
 
 
@@ -589,6 +592,13 @@ class _LaneGroups:
             self._shapes()
             return
         self.speculated = {x: U for x in self._row_loads()}
+        # the values the region stores to each row (their shapes change as speculation does)
+        self.row_stores = {}
+        for lab in self.region:
+            for ins in self.blocks[lab].ins:
+                d = self.defined.get(ins.args[1][1]) if ins.kind == "store" else None
+                if d is not None and isinstance(d[1], Ins) and d[1].kind == "gep":
+                    self.row_stores.setdefault(d[1].args[0][1], []).append(ins.args[0][1])
         for _ in range(8):
             self._shapes()
             seen = {x: self._row_shape(x) for x in self.speculated}
@@ -637,15 +647,9 @@ class _LaneGroups:
     def _row_shape(self, x: str):
         """The shape of what the region writes to the row load x reads (uniform or affine), or
         None: it writes other values, or nothing."""
-        row = self._row_load(self.defined[x][1])
         shape = None
-        for lab in self.region:
-            for ins in self.blocks[lab].ins:
-                if ins.kind != "store":
-                    continue
-                d = self.defined.get(ins.args[1][1])
-                if d is not None and isinstance(d[1], Ins) and d[1].kind == "gep" and d[1].args[0][1] == row:
-                    shape = _join(shape, self.shape(ins.args[0][1]))
+        for v in self.row_stores.get(self._row_load(self.defined[x][1]), ()):
+            shape = _join(shape, self.shape(v))
         return shape if shape == U or _affine(shape) else None
 
     def _split_before(self, x: str):
@@ -847,7 +851,7 @@ class _LaneGroups:
         if None in vals:
             return None
         w = SIZES[ins.args[-1][0]] * 8 if ins.args[-1][0] != "i1" else 1
-        memo[v] = _fold(ins, vals, w)
+        memo[v] = strides.fold(ins, vals, w)
         return memo[v]
 
     def ualign(self, v: str) -> int:
@@ -1278,27 +1282,6 @@ def _int(v: str):
         return int(v)
     except (TypeError, ValueError):
         return None
-
-
-def _fold(ins: Ins, vals: list, w: int):
-    """An integer instruction on constants (unsigned values modulo 2^w), or None."""
-    mask = (1 << w) - 1
-    u = [x & mask for x in vals]
-    sv = [strides.signed(x, w) if w > 1 else x & 1 for x in vals]
-    if ins.kind == "select":
-        return vals[1] if u[0] & 1 else vals[2]
-    a, b = u
-    if ins.kind == "cmp":
-        p = ins.extra["pred"]
-        x, y = (sv if p[0] == "s" else u)
-        return int({"eq": x == y, "ne": x != y, "ult": x < y, "ule": x <= y, "ugt": x > y, "uge": x >= y,
-                    "slt": x < y, "sle": x <= y, "sgt": x > y, "sge": x >= y}[p])
-    r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "and": lambda: a & b,
-         "or": lambda: a | b, "xor": lambda: a ^ b,
-         "shl": lambda: a << b if b < w else None, "lshr": lambda: a >> b if b < w else None,
-         "udiv": lambda: a // b if b else None, "urem": lambda: a % b if b else None}.get(ins.op)
-    v = r() if r else None
-    return None if v is None else strides.signed(v, w)
 
 
 def _pure(callee: str) -> bool:

@@ -430,14 +430,13 @@ def _store_tensor(em, ins, wait, resume):
 VCACHE = 1024          # V-groups a vector-decoded load remembers (a power of two)
 
 
-def _narrow_slot(em, v: str, dt: str, slot: str) -> str:
+def _narrow_slot(em, v: str, dt: str, slot: str, V=None) -> str:
     """A decoded element (double or i64) in its fragment slot's type (exact: the value is the
-    element type's)."""
+    element type's); G of them with V (a _Vec)."""
     if dt == slot:
         return v
-    if dt == "double":
-        return em.op(f"fptrunc double {v} to {slot}")
-    return em.op(f"trunc i64 {v} to {slot}")
+    t = V.t if V is not None else (lambda x: x)
+    return em.op(f"{'fptrunc' if dt == 'double' else 'trunc'} {t(dt)} {v} to {t(slot)}")
 
 
 def _check_decode_signature(em, ins, fid, acc: TensorAccess, vector: bool):
@@ -484,27 +483,15 @@ def check_private_reads(em, ins, wait, inv, fids):
                          bad, bad)
 
 
-def _widen(em, v: str, s: Scalar) -> str:
-    """A decoded element in the dense arrays' type (double, or i64 by its signedness)."""
+def _widen(em, v: str, s: Scalar, V=None) -> str:
+    """A decoded element in the dense arrays' type (double, or i64 by its signedness); G of them
+    with V (a _Vec)."""
+    t = V.t if V is not None else (lambda x: x)
     if s.kind == "float":
-        return v if ty(s) == "double" else em.op(f"fpext float {v} to double")
-    return em.cast_int(v, s.width, 64, s.signed)
-
-
-def _widen_vector(em, V, v: str, s: Scalar) -> str:
-    """_widen on G decoded elements."""
-    if s.kind == "float":
-        return v if ty(s) == "double" else em.op(f"fpext {V.t('float')} {v} to {V.t('double')}")
+        return v if ty(s) == "double" else em.op(f"fpext {t('float')} {v} to {t('double')}")
     if s.width == 64:
         return v
-    return em.op(f"{'sext' if s.signed else 'zext'} {V.t(f'i{s.width}')} {v} to {V.t('i64')}")
-
-
-def _narrow_vector(em, V, v: str, dt: str, slot: str) -> str:
-    """_narrow_slot on G decoded elements."""
-    if dt == slot:
-        return v
-    return em.op(f"{'fptrunc' if dt == 'double' else 'trunc'} {V.t(dt)} {v} to {V.t(slot)}")
+    return em.op(f"{'sext' if s.signed else 'zext'} {t(f'i{s.width}')} {v} to {t('i64')}")
 
 
 def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, view, lo, hi, df, di) -> str:
@@ -734,14 +721,14 @@ def _decode_site(em, ins, acc: TensorAccess, wait, inv, out, objb, addr, lay, vi
             done, scalar, nxt = (em.fn.label(x) for x in ("dv.v", "dv.s", "dv.n"))
             em.fn.cbr(em.op(f"extractvalue {rtv} {res}, 1"), done, scalar)
             em.fn.block(done)
-            v = _widen_vector(em, V, em.op(f"extractvalue {rtv} {res}, 0"), elem)
+            v = _widen(em, em.op(f"extractvalue {rtv} {res}, 0"), elem, V)
             k0 = em.op(f"add i64 {em.op(f'mul i64 {r}, {t.cols}')}, {c0}")
             if direct[0]:
                 # G consecutive elements of the striped layout: one fragment element of G lanes
                 e = em.op(f"udiv i64 {k0}, {inv}")
                 lane = em.op(f"add i64 {base}, {em.op(f'urem i64 {k0}, {inv}')}")
                 at = em.op(f"add i64 {em.op(f'mul i64 {e}, {em.W}')}, {lane}")
-                V.store(out, at, _narrow_vector(em, V, v, dt, out.llvm))
+                V.store(out, at, _narrow_slot(em, v, dt, out.llvm, V))
             else:
                 em.emit(f"store {V.t(dt)} {v}, ptr {em.op(f'getelementptr {dt}, ptr {dst.ptr}, i64 {k0}')}, "
                         f"align {SIZES[dt]}")

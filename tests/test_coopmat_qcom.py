@@ -189,17 +189,21 @@ def test_extract_round_trip(family, profile, sg, M, use, form):
         np.testing.assert_array_equal(bits(back), want)
 
 
-def test_float16_load_keeps_nan_payloads():
-    """Every float16 pattern through a row-major KHR load, read back packed: the load converts
-    whole runs at once and mends the runs that held a NaN afterwards (codegen/matrix_loads.py),
-    so signalling NaNs keep their payload and quiet bit in the fragments."""
-    k = kernel("ldbits", "generic", 64)
+@pytest.mark.parametrize("shader", ["ldbits", "ldbits_col"])
+def test_float16_load_keeps_nan_payloads(shader):
+    """Every float16 pattern through a KHR load, read back packed: the row-major load converts
+    whole runs at once, the column-major one 8 x 8 blocks through a register transpose, and
+    both mend what held a NaN afterwards (codegen/matrix_loads.py), so signalling NaNs keep
+    their payload and quiet bit in the fragments. Column-major: row i of a tile is its memory
+    column i (element (r, c) at c * 64 + r), so y is each 64 x 16 tile of x transposed."""
+    k = kernel(shader, "generic", 64)
     x = np.arange(65536, dtype=np.uint16)
     y = np.zeros(32768, np.uint32)
     k.dispatch(64, {0: x, 1: y})
     back = y.view(np.uint16)
-    bad = np.flatnonzero(back != x)
-    assert bad.size == 0, f"{bad.size} differ; first {x[bad[0]]:#06x} came back {back[bad[0]]:#06x}"
+    want = x if shader == "ldbits" else x.reshape(64, 16, 64).transpose(0, 2, 1).ravel()
+    bad = np.flatnonzero(back != want)
+    assert bad.size == 0, f"{bad.size} differ; first {want[bad[0]]:#06x} came back {back[bad[0]]:#06x}"
 
 
 # == the qualcomm profile ==============================================================================

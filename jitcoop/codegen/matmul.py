@@ -80,6 +80,11 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
 
     def rowoff(x, i):
         kind, pp, s1, s0 = ops[x][:4]
+        if s1 == pp * s0:
+            # p rows fill a fragment row (a workgroup matrix over all W lanes): row i starts
+            # i * s0 on, an offset LLVM folds into one pointer per block, where i // p and
+            # i % p kept a pointer per row and spilled them around the K loop
+            pp, s1 = 1, s0
         if pp == 1:
             o = builder.mul(i, const(s1))
         else:

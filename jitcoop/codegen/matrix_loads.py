@@ -78,24 +78,52 @@ def transpose_block(slot: str) -> int:
 
 
 def transpose_rounds(B: int, vec: str, names: list[str], fresh) -> tuple[list[str], list[str]]:
-    """IR that transposes B vectors of B elements (`names`, type `vec`): log2(B) rounds of
-    pairing vector i with vector i + B/2 into their interleaved low and high halves. Returns
-    (lines, the B result names: result j holds element j of every input, in input order)."""
+    """IR that transposes B vectors of B elements (`names`, type `vec`): log2(B) butterfly rounds,
+    round g (1, 2, .., B/2) pairing vectors i and i + g (bit g of i clear) into the interleaves
+    of their units of g elements. Below the 16-byte lane size the interleaves stay inside each
+    16-byte lane (unpcklps, unpcklpd: one instruction each on x86), the last rounds move whole
+    lanes: 24 shuffles for 8 x 8 floats on AVX2, where interleaves across the whole register
+    took two to three instructions each (one permute on AVX-512, which has them for two
+    sources; in-lane ones are cheaper there too). Returns (lines, the B result names: result j
+    holds element j of every input, in input order)."""
+    slot = vec.split(" x ")[1].rstrip(">")
+    lane = max(1, min(B, 16 // SIZE_OF[slot]))
     lines = []
     cur = list(names)
-    half = B // 2
-    lo = " ".join(f"i32 {x}," for i in range(half) for x in (i, i + B))[:-1]
-    hi = " ".join(f"i32 {x}," for i in range(half, B) for x in (i, i + B))[:-1]
-    for _ in range(B.bit_length() - 1):
-        nxt = []
-        for i in range(half):
-            a, b = cur[i], cur[i + half]
-            x, y = fresh(), fresh()
-            lines.append(f"  {x} = shufflevector {vec} {a}, {vec} {b}, <{B} x i32> <{lo}>")
-            lines.append(f"  {y} = shufflevector {vec} {a}, {vec} {b}, <{B} x i32> <{hi}>")
-            nxt += [x, y]
-        cur = nxt
-    return lines, cur
+    # what each vector holds, (input, element) per position: gives the results' order
+    held = [[(v, e) for e in range(B)] for v in range(B)]
+    g = 1
+    while g < B:
+        lo, hi = _interleaves(B, lane, g)
+        for i in range(B):
+            if i & g:
+                continue
+            a, b = cur[i], cur[i | g]
+            for k, m in ((i, lo), (i | g, hi)):
+                cur[k] = fresh()
+                mask = ", ".join(f"i32 {x}" for x in m)
+                lines.append(f"  {cur[k]} = shufflevector {vec} {a}, {vec} {b}, <{B} x i32> <{mask}>")
+            pair = held[i] + held[i | g]
+            held[i], held[i | g] = [pair[x] for x in lo], [pair[x] for x in hi]
+        g *= 2
+    where = {h[0][1]: k for k, h in enumerate(held)}
+    assert all(h == [(v, h[0][1]) for v in range(B)] for h in held) and len(where) == B
+    return lines, [cur[where[j]] for j in range(B)]
+
+
+def _interleaves(B: int, lane: int, g: int) -> tuple[list[int], list[int]]:
+    """The shufflevector masks interleaving units of g elements of two B-element vectors: the
+    low and the high halves of each group (a lane of `lane` elements, or the whole vector once
+    g reaches a lane), units of the first vector before the second's."""
+    group = lane if g < lane else B
+    units = group // g
+    lo, hi = [], []
+    for base in range(0, B, group):
+        for u in range(units // 2):
+            for out, uu in ((lo, u), (hi, u + units // 2)):
+                first = base + uu * g
+                out += list(range(first, first + g)) + list(range(B + first, B + first + g))
+    return lo, hi
 
 
 def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, slot: str, B: int,
@@ -131,33 +159,53 @@ def _mem_type(fmt: int) -> str:
     return "half" if fmt == K.F16 else "i16" if fmt == K.BF16 else _BITS[fmt][0]
 
 
-def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tuple[str, str]:
-    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`,
-    emitted in block `here`; returns the text and the block it ends in. float16 -> float32:
-    fpext is exact for every float16 but a signalling NaN, which the processor quiets; a run
-    that holds a NaN has its NaN lanes rebuilt from their bits (sign, all-ones exponent,
-    payload << 13), in a block of its own that ordinary data never enters."""
+def _convert(fmt: int, n: int, slot: str, src, out, here: str) -> tuple[str, str]:
+    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`
+    (or from each of a list of pointers into each of a list of names), emitted in block `here`;
+    returns the text and the block it ends in. float16 -> float32: fpext is exact for every
+    float16 but a signalling NaN, which the processor quiets; when a NaN is among the loaded
+    elements, the NaN lanes are rebuilt from their bits (sign, all-ones exponent, payload << 13)
+    in a block of its own that ordinary data never enters. Several loads share one test (the
+    largest magnitude of them all against infinity's): a transposed block's 8 lines took a
+    test and a branch each."""
+    srcs, outs = ([src], [out]) if isinstance(src, str) else (list(src), list(out))
     vs = f"<{n} x {slot}>"
     if fmt == K.BF16:
         # the top half of a float32: every bit kept, NaN payloads included
-        p = out[1:] + "."
-        return (f"""  %{p}h = load <{n} x i16>, ptr {src}, align 1
+        text = []
+        for src, out in zip(srcs, outs):
+            p = out[1:] + "."
+            text.append(f"""  %{p}h = load <{n} x i16>, ptr {src}, align 1
   %{p}w = zext <{n} x i16> %{p}h to <{n} x i32>
   %{p}b = shl <{n} x i32> %{p}w, {_splat(n, "i32", 16)}
-  {out} = bitcast <{n} x i32> %{p}b to {vs}""", here)
+  {out} = bitcast <{n} x i32> %{p}b to {vs}""")
+        return "\n".join(text), here
     if fmt != K.F16:
-        return f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1", here
+        return "\n".join(f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1"
+                         for src, out in zip(srcs, outs)), here
     iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
-    p = out[1:] + "."
-    text = f"""  %{p}h = load {iv}, ptr {src}, align 1
+    q = outs[0][1:] + "."
+    text, mag = [], None
+    for src, out in zip(srcs, outs):
+        p = out[1:] + "."
+        text.append(f"""  %{p}h = load {iv}, ptr {src}, align 1
   %{p}hf = bitcast {iv} %{p}h to <{n} x half>
   %{p}x = fpext <{n} x half> %{p}hf to {vs}
-{_f16_nan(n, f"%{p}h", f"%{p}")}
-  %{p}anyb = bitcast <{n} x i1> %{p}isnan to i{n}
-  %{p}any = icmp ne i{n} %{p}anyb, 0
-  br i1 %{p}any, label %{p}nan, label %{p}put
-{p}nan:
-  %{p}h32 = zext {iv} %{p}h to {i32}
+  %{p}mag = and {iv} %{p}h, {_splat(n, "i16", 0x7FFF)}""")
+        if mag is None:
+            mag = f"%{p}mag"
+        else:
+            text.append(f"""  %{p}mgt = icmp ugt {iv} {mag}, %{p}mag
+  %{p}mmax = select <{n} x i1> %{p}mgt, {iv} {mag}, {iv} %{p}mag""")
+            mag = f"%{p}mmax"
+    text.append(f"""  %{q}isnan = icmp ugt {iv} {mag}, {_splat(n, "i16", 0x7C00)}
+  %{q}anyb = bitcast <{n} x i1> %{q}isnan to i{n}
+  %{q}any = icmp ne i{n} %{q}anyb, 0
+  br i1 %{q}any, label %{q}nan, label %{q}put
+{q}nan:""")
+    for out in outs:
+        p = out[1:] + "."
+        text.append(f"""  %{p}h32 = zext {iv} %{p}h to {i32}
   %{p}sign = and {i32} %{p}h32, {_splat(n, "i32", 0x8000)}
   %{p}sign16 = shl {i32} %{p}sign, {_splat(n, "i32", 16)}
   %{p}pay = and {i32} %{p}h32, {_splat(n, "i32", 0x3FF)}
@@ -165,11 +213,14 @@ def _convert(fmt: int, n: int, slot: str, src: str, out: str, here: str) -> tupl
   %{p}nb0 = or {i32} %{p}sign16, %{p}pay13
   %{p}nb = or {i32} %{p}nb0, {_splat(n, "i32", 0x7F800000)}
   %{p}nf = bitcast {i32} %{p}nb to {vs}
-  %{p}fixed = select <{n} x i1> %{p}isnan, {vs} %{p}nf, {vs} %{p}x
-  br label %{p}put
-{p}put:
-  {out} = phi {vs} [ %{p}x, %{here} ], [ %{p}fixed, %{p}nan ]"""
-    return text, f"{p}put"
+  %{p}lnan = icmp ugt {iv} %{p}mag, {_splat(n, "i16", 0x7C00)}
+  %{p}fixed = select <{n} x i1> %{p}lnan, {vs} %{p}nf, {vs} %{p}x""")
+    text.append(f"""  br label %{q}put
+{q}put:""")
+    for out in outs:
+        p = out[1:] + "."
+        text.append(f"  {out} = phi {vs} [ %{p}x, %{here} ], [ %{p}fixed, %{q}nan ]")
+    return "\n".join(text), f"{q}put"
 
 
 def _f16_nan(n: int, h: str, p: str) -> str:
@@ -377,16 +428,16 @@ rb:
   %s{j}.j0 = add i64 %s{j}.ew, %base
   %s{j}.j = add i64 %s{j}.j0, %s{j}.l
   %s{j}.d = getelementptr {slot}, ptr %frag, i64 %s{j}.j"""
-    pieces = []
-    for i in range(B):
-        if store:
-            body.append(row(i) + f"\n  %s{i}.v = load {vec}, ptr %s{i}.d, align {ssize}")
-            pieces.append(f"%s{i}.v")
-        else:
-            conv, last = _convert(fmt, B, slot, f"%l{i}.ptr", f"%l{i}.v", last)
+    if store:
+        pieces = [f"%s{i}.v" for i in range(B)]
+        body += [row(i) + f"\n  %s{i}.v = load {vec}, ptr %s{i}.d, align {ssize}" for i in range(B)]
+    else:
+        pieces = [f"%l{i}.v" for i in range(B)]
+        for i in range(B):
             pf = "\n" + _prefetch(f"%l{i}.a", ahead * esize, f"%l{i}.pf") if ahead else ""
-            body += [column(i) + pf, conv]
-            pieces.append(f"%l{i}.v")
+            body.append(column(i) + pf)
+        conv, last = _convert(fmt, B, slot, [f"%l{i}.ptr" for i in range(B)], pieces, last)
+        body.append(conv)
     n = [0]
 
     def fresh():

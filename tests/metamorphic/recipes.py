@@ -875,7 +875,7 @@ def _qcom_arrays(r):
                     push=np.array([12, 24], np.int32))
 
 
-@recipe(T + "coopmat_qcom/ldbits.spv", sg=64)
+@recipe(T + "coopmat_qcom/ldbits.spv", T + "coopmat_qcom/ldbits_col.spv", sg=64)
 def _qc_ldbits(r):
     return Dispatch(2, {0: r.normal(2048, np.float16, 10), 1: np.zeros(1024, np.uint32)})
 

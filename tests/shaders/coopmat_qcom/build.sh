@@ -20,3 +20,4 @@ $G $V -DPOSITION_BEFORE_LOOP conv.comp -o conv_outer.spv >/dev/null
 for s in arrays bad conv mlp dequant ldbits; do
     $G $V $s.comp -o $s.spv >/dev/null
 done
+$G $V -DCOLUMN_MAJOR ldbits.comp -o ldbits_col.spv >/dev/null

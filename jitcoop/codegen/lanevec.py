@@ -1469,6 +1469,8 @@ class _VecEmitter:
                 if ins.kind == "load" and ins.res is not None and self.sh.get(ins.res, U) == V \
                         and self._interleaved(ins, body[n + 1:]):
                     continue
+                if ins.kind == "store" and self._interleaved_store(ins, body[n + 1:]):
+                    continue
                 self.instruction(ins)
             self.terminator(lab, b.ins[-1])
         size = sum(len(lines) for _, lines in self.new_blocks)
@@ -1857,6 +1859,86 @@ class _VecEmitter:
         for ins, a, b in zip(members, got, slow_vals):
             self.define(ins.res, f"phi {vt} [ {a}, %{fast} ], [ {b}, %{slow_end} ]")
             self.done_early.add(id(ins))
+        return True
+
+    def _interleaved_store(self, first: Ins, rest: list) -> bool:
+        """Stores of the leaves of one per-invocation aggregate (a uvec4 staged into shared
+        memory): k stores of one type to base + off, base + off + size, ... in this block, with
+        no other memory access between and every value defined before the first. The group's
+        values are interleaved (element j of invocation i at i x k + j) and, where the bases
+        are k x size apart (known from the stride analysis, or tested at run time), stored as
+        one run; else each invocation's k elements as one small vector. Each leaf went through
+        a scatter, on AVX2 G single-element stores (arrays_uvec4's staging: 64 per group and
+        uvec4; 1.065x side by side, quartiles 1.04-1.08). A struct's fields stored one by one
+        come with a bounds check each, in blocks of their own: they stay scatters. Emits the
+        group and returns True, or returns False (nothing emitted)."""
+        (t, _), (_, p) = first.args
+        size = SIZES.get(t)
+        parts = self._address_parts(p)
+        if size is None or parts is None or first.extra["volatile"] or p in self.twins \
+                or self.shape(parts[0]) in (U, None):
+            return False
+        base, off0 = parts
+        group, later = {off0: first}, set()
+        for ins in rest:
+            if ins.kind == "store" and ins.args[0][0] == t and not ins.extra["volatile"]:
+                q = self._address_parts(ins.args[1][1])
+                if q is None or q[0] != base or q[1] in group:
+                    break
+                group[q[1]] = ins
+                continue
+            if ins.kind in ("load", "store", "call", "atomic"):
+                break
+            if ins.res is not None:
+                later.add(ins.res)
+        k = 0
+        while off0 + k * size in group:
+            k += 1
+        bs = self.shape(base)
+        if k < 2 or k > 4 or len(group) != k or (_affine(bs) and bs[1] != k * size):
+            # (a store of the base at another offset would move behind the group's)
+            return False
+        members = [group[off0 + j * size] for j in range(k)]
+        if any(m.args[0][1] in later for m in members):
+            return False
+        G = self.G
+        vt, vi = _vt(G, t), _vt(G, "i64")
+        # the leaves side by side (padded to a power of two), then one interleaving shuffle
+        cat = [self.vop(t, m.args[0][1]) for m in members]
+        n = G
+        while len(cat) & (len(cat) - 1):
+            cat.append("poison")
+        while len(cat) > 1:
+            idx = ", ".join(f"i32 {x}" for x in range(2 * n))
+            cat = [self.op(f"shufflevector <{n} x {t}> {a}, <{n} x {t}> {b}, <{2 * n} x i32> <{idx}>")
+                   for a, b in zip(cat[::2], cat[1::2])]
+            n *= 2
+        idx = ", ".join(f"i32 {j * G + i}" for i in range(G) for j in range(k))
+        wide = self.op(f"shufflevector <{n} x {t}> {cat[0]}, <{n} x {t}> poison, <{k * G} x i32> <{idx}>")
+        for m in members:
+            self.done_early.add(id(m))
+        if _affine(bs):
+            a0 = self.op(f"add i64 {self.lane0('i64', base)}, {off0}")
+            self.emit(f"store <{k * G} x {t}> {wide}, ptr {self.op(f'inttoptr i64 {a0} to ptr')}, align {size}")
+            return True
+        bv = self.vop("i64", base)
+        b0 = self.op(f"extractelement {vi} {bv}, i64 0")
+        run = self._consecutive(bv, self._splat("i64", b0), k * size)
+        fast, slow, join = (self.fn.label(x) for x in ("g.ilst", "g.ilst.slow", "g.ilstj"))
+        self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
+        self.block(fast)
+        a0 = self.op(f"add i64 {b0}, {off0}")
+        self.emit(f"store <{k * G} x {t}> {wide}, ptr {self.op(f'inttoptr i64 {a0} to ptr')}, align {size}")
+        self.emit(f"br label %{join}")
+        self.block(slow)
+        for i in range(G):
+            mine = ", ".join(f"i32 {i * k + j}" for j in range(k))
+            v = self.op(f"shufflevector <{k * G} x {t}> {wide}, <{k * G} x {t}> poison, <{k} x i32> <{mine}>")
+            bi = self.op(f"extractelement {vi} {bv}, i64 {i}")
+            pi = self.op(f"inttoptr i64 {self.op(f'add i64 {bi}, {off0}')} to ptr")
+            self.emit(f"store <{k} x {t}> {v}, ptr {pi}, align {size}")
+        self.emit(f"br label %{join}")
+        self.block(join)
         return True
 
     def _contiguous(self, ptrs: str, size: int) -> str:

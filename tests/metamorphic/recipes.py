@@ -305,6 +305,15 @@ def _lane_strides(r):
                     push=u32(0xFFFFFFC3, 0x7FFFFFE1, n, 1, off, 0xFFFFFFD7))
 
 
+@recipe(T + "aggregate_stores.spv", T + "aggregate_stores.opt.spv")
+def _aggregate_stores(r):
+    # the spread stores one run per group (num = den) from an offset that is not a multiple of it
+    return Dispatch(3, {0: r.bits(3 * 128 * 4, np.uint32), 1: np.zeros(3 * 128 * 4, np.uint32),
+                        2: np.zeros(3 * 256 * 4, np.uint32), 3: np.zeros(3 * 64 * 3, np.float32),
+                        4: np.zeros(3 * 64 * 2, np.uint32)},
+                    push=u32(1, 1, 3))
+
+
 _PARTICLE = np.dtype({"names": ["pos", "mass", "cell"], "formats": ["3<f4", "<f4", "2<i4"],
                       "offsets": [0, 12, 16], "itemsize": 32})
 _FEATURES_PUSH = np.dtype({"names": ["rot", "shift", "count", "bias"],

@@ -1797,25 +1797,16 @@ class _VecEmitter:
                 q = self._address_parts(ins.args[0][1])
                 if q is not None and q[0] == base and q[1] not in group:
                     group[q[1]] = ins
-        k = 0
-        while off0 + k * size in group:
-            k += 1
-        bs = self.shape(base)
-        if k < 2 or k > 4 or (_affine(bs) and bs[1] != k * size):
+        members = self._leaf_members(group, off0, size, base)
+        if members is None:
             return False
-        members = [group[off0 + j * size] for j in range(k)]
-        G = self.G
+        k, bs, G = len(members), self.shape(base), self.G
         vt, vi = _vt(G, t), _vt(G, "i64")
         if _affine(bs):
             # the bases step by the aggregate's size: one run, known at compile time
             b0 = self.lane0("i64", base)
         else:
-            bv = self.vop("i64", base)
-            b0 = self.op(f"extractelement {vi} {bv}, i64 0")
-            run = self._consecutive(bv, self._splat("i64", b0), k * size)
-            fast, slow, join = (self.fn.label(x) for x in ("g.ilv", "g.ilv.slow", "g.ilvj"))
-            self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
-            self.block(fast)
+            b0, bv, fast, slow, join = self._one_run(base, k * size, "g.ilv")
         # k vectors from lane 0's element on, then element j of invocation i is at i x k + j
         a0 = self.op(f"add i64 {b0}, {off0}")
         p0 = self.op(f"inttoptr i64 {a0} to ptr")
@@ -1842,16 +1833,11 @@ class _VecEmitter:
             bi = self.op(f"extractelement {vi} {bv}, i64 {i}")
             pi = self.op(f"inttoptr i64 {self.op(f'add i64 {bi}, {off0}')} to ptr")
             parts.append(self.op(f"load <{k} x {t}>, ptr {pi}, align {size}"))
-        n = k
-        while len(parts) > 1:
-            idx = ", ".join(f"i32 {x}" for x in range(2 * n))
-            parts = [self.op(f"shufflevector <{n} x {t}> {a}, <{n} x {t}> {b}, <{2 * n} x i32> <{idx}>")
-                     for a, b in zip(parts[::2], parts[1::2])]
-            n *= 2
+        together = self._concat(parts, k, t)
         slow_vals = []
         for j in range(k):
             idx = ", ".join(f"i32 {i * k + j}" for i in range(G))
-            slow_vals.append(self.op(f"shufflevector <{k * G} x {t}> {parts[0]}, <{k * G} x {t}> poison, "
+            slow_vals.append(self.op(f"shufflevector <{k * G} x {t}> {together}, <{k * G} x {t}> poison, "
                                      f"<{G} x i32> <{idx}>"))
         slow_end = self.cur
         self.emit(f"br label %{join}")
@@ -1891,42 +1877,24 @@ class _VecEmitter:
                 break
             if ins.res is not None:
                 later.add(ins.res)
-        k = 0
-        while off0 + k * size in group:
-            k += 1
-        bs = self.shape(base)
-        if k < 2 or k > 4 or len(group) != k or (_affine(bs) and bs[1] != k * size):
-            # (a store of the base at another offset would move behind the group's)
+        # (a store of the base at another offset would move behind the group's: all or none)
+        members = self._leaf_members(group, off0, size, base, whole=True)
+        if members is None or any(m.args[0][1] in later for m in members):
             return False
-        members = [group[off0 + j * size] for j in range(k)]
-        if any(m.args[0][1] in later for m in members):
-            return False
-        G = self.G
-        vt, vi = _vt(G, t), _vt(G, "i64")
-        # the leaves side by side (padded to a power of two), then one interleaving shuffle
-        cat = [self.vop(t, m.args[0][1]) for m in members]
-        n = G
-        while len(cat) & (len(cat) - 1):
-            cat.append("poison")
-        while len(cat) > 1:
-            idx = ", ".join(f"i32 {x}" for x in range(2 * n))
-            cat = [self.op(f"shufflevector <{n} x {t}> {a}, <{n} x {t}> {b}, <{2 * n} x i32> <{idx}>")
-                   for a, b in zip(cat[::2], cat[1::2])]
-            n *= 2
+        k, G = len(members), self.G
+        vi = _vt(G, "i64")
+        # the leaves side by side, then one interleaving shuffle
+        cat = self._concat([self.vop(t, m.args[0][1]) for m in members], G, t)
+        n = G * (1 << (k - 1).bit_length())
         idx = ", ".join(f"i32 {j * G + i}" for i in range(G) for j in range(k))
-        wide = self.op(f"shufflevector <{n} x {t}> {cat[0]}, <{n} x {t}> poison, <{k * G} x i32> <{idx}>")
+        wide = self.op(f"shufflevector <{n} x {t}> {cat}, <{n} x {t}> poison, <{k * G} x i32> <{idx}>")
         for m in members:
             self.done_early.add(id(m))
-        if _affine(bs):
+        if _affine(self.shape(base)):
             a0 = self.op(f"add i64 {self.lane0('i64', base)}, {off0}")
             self.emit(f"store <{k * G} x {t}> {wide}, ptr {self.op(f'inttoptr i64 {a0} to ptr')}, align {size}")
             return True
-        bv = self.vop("i64", base)
-        b0 = self.op(f"extractelement {vi} {bv}, i64 0")
-        run = self._consecutive(bv, self._splat("i64", b0), k * size)
-        fast, slow, join = (self.fn.label(x) for x in ("g.ilst", "g.ilst.slow", "g.ilstj"))
-        self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
-        self.block(fast)
+        b0, bv, fast, slow, join = self._one_run(base, k * size, "g.ilst")
         a0 = self.op(f"add i64 {b0}, {off0}")
         self.emit(f"store <{k * G} x {t}> {wide}, ptr {self.op(f'inttoptr i64 {a0} to ptr')}, align {size}")
         self.emit(f"br label %{join}")
@@ -1940,6 +1908,43 @@ class _VecEmitter:
         self.emit(f"br label %{join}")
         self.block(join)
         return True
+
+    def _leaf_members(self, group: dict, off0: int, size: int, base: str, whole: bool = False):
+        """The accesses of `group` ({byte offset: Ins} from one base) at off0, off0 + size, ...
+        while there are; None unless 2 to 4 (and, `whole`, the whole group), or where the bases
+        are known to step by other than the aggregate's size."""
+        k = 0
+        while off0 + k * size in group:
+            k += 1
+        bs = self.shape(base)
+        if k < 2 or k > 4 or (whole and len(group) != k) or (_affine(bs) and bs[1] != k * size):
+            return None
+        return [group[off0 + j * size] for j in range(k)]
+
+    def _one_run(self, base: str, step: int, tag: str):
+        """A branch on whether the group's i64 bases step by `step` bytes (one run): returns lane
+        0's base, the bases as a vector, and the labels (run, not, join), emitting in `run`."""
+        vi = _vt(self.G, "i64")
+        bv = self.vop("i64", base)
+        b0 = self.op(f"extractelement {vi} {bv}, i64 0")
+        run = self._consecutive(bv, self._splat("i64", b0), step)
+        fast, slow, join = (self.fn.label(x) for x in (tag, tag + ".slow", tag + "j"))
+        self.emit(f"br i1 {run}, label %{fast}, label %{slow}")
+        self.block(fast)
+        return b0, bv, fast, slow, join
+
+    def _concat(self, parts: list, n: int, t: str) -> str:
+        """The <n x t> vectors `parts` one after the other, padded with poison to a power of two
+        of them."""
+        parts = list(parts)
+        while len(parts) & (len(parts) - 1):
+            parts.append("poison")
+        while len(parts) > 1:
+            idx = ", ".join(f"i32 {x}" for x in range(2 * n))
+            parts = [self.op(f"shufflevector <{n} x {t}> {a}, <{n} x {t}> {b}, <{2 * n} x i32> <{idx}>")
+                     for a, b in zip(parts[::2], parts[1::2])]
+            n *= 2
+        return parts[0]
 
     def _contiguous(self, ptrs: str, size: int) -> str:
         """Whether the group's addresses are consecutive elements of `size` bytes (an i1)."""

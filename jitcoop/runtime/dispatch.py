@@ -89,14 +89,12 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
     own = [(sc.ctypes.data, er.ctypes.data) for sc, er in zip(scratch, errs)]
     cancel_at = cancel.ctypes.data
 
-    LOG = []
     def work(t):
         scratch_at, err_at = own[t]
         while True:
             with lock:
                 s = counter[0]
                 e = counter[0] = s + max(least, -(-(nwg - s) // share))
-            LOG.append((t, s, min(nwg, e), time.perf_counter() - t0))
             if s >= nwg or cancel[0]:
                 return
             if fn(s, min(nwg, e), *args, scratch_at, *tail, err_at, cancel_at):
@@ -122,9 +120,6 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
     finally:
         watch.stop(watched)
     seconds = time.perf_counter() - t0
-    import os
-    if os.environ.get("JC_LOG"):
-        print(" ".join(f"{t}:{a}-{b}@{x*1e3:.2f}" for t, a, b, x in LOG), f"end {seconds*1e3:.2f}")
     for r in running:
         r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here
     del keep

@@ -20,6 +20,8 @@ are combined with C, wrapped or saturated.
 """
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 
 from ..runtime import jit
@@ -290,10 +292,11 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
     nblk = nfull // V if nfull else 0
     if nblk == 1:
         rows_loop(const(0), [VW] * V)
-    elif nblk > 1 and nblk * kk * V * VW * (bits // 8) <= PANEL_BYTES:
+    elif nblk > 1 and nblk * kk * V * VW * (bits // 8) <= PANEL_BYTES and not _rows_share_l1(ops[1], kk, et):
         # B's column blocks packed into contiguous panels first: a block reads its K rows of
         # V vectors from consecutive lines, where B's own rows (a power-of-two stride apart)
-        # share a few L1 sets and evict each other between the blocks that reuse them
+        # share a few L1 sets and evict each other between the blocks that reuse them (rows
+        # that reach enough sets are read where they lie: the copy cost more than it saved)
         panels = entry_alloca(ir.ArrayType(et, nblk * kk * V * VW))
         width = V * VW
 
@@ -338,6 +341,25 @@ def muladd_function(name: str, spec: str, dtypes: tuple) -> tuple[str, dict]:
         elif not ln.startswith(("; ModuleID", "target triple", "target datalayout")):
             body.append(ln)
     return "\n".join(body), decls
+
+
+def _rows_share_l1(op, rows: int, et) -> bool:
+    """Whether `rows` lines of a B operand, one per row (its row stride apart), fit in the L1
+    sets that stride reaches with ways to spare, read where they lie: at most 2 of each set's 8
+    ways (64 sets of 64-byte lines). A 64 x 64 x 32 MulAdd's B rows 256 bytes apart reach 16
+    sets: read in place, 1.067x the packed run (hot MulAdd, median of 31 side-by-side rounds);
+    a 128 x 128 x 32's, 512 bytes apart, reach 8: packed, 1.035x the unpacked."""
+    kind, pp, s1, s0 = op[:4]
+    if kind not in (DENSE, STRIPED):
+        return False
+    stride = s1 if pp == 1 else s0 if s1 == pp * s0 else None
+    if stride is None:
+        return False
+    step = stride * _size(et)
+    if step % 64:
+        return True
+    sets = 64 // math.gcd(step // 64, 64)
+    return rows * 4 <= sets * 8
 
 
 def _fwidth(t) -> int:

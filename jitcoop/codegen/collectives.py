@@ -593,13 +593,14 @@ done:
         fn.cbr(self.op(f"icmp ult i64 {q1}, {self.W // inv}"), head, done)
         fn.block(done)
 
-    def declared_muladd(self, spec: str, dtypes: tuple, make) -> str:
-        """The name of the MulAdd function for (spec, dtypes), defined in the module once."""
-        key = ("mm", spec, dtypes)
+    def declared_muladd(self, spec: str, dtypes: tuple, make, in_place: bool = False) -> str:
+        """The name of the MulAdd function for (spec, dtypes, in_place), defined in the module
+        once."""
+        key = ("mm", spec, dtypes, in_place)
         name = self._const_names.get(key)
         if name is None:
             name = self._const_names[key] = f"@mm.{sum(1 for k in self._const_names if k[0] == 'mm')}"
-            text, decls = make(name[1:], spec, dtypes)
+            text, decls = make(name[1:], spec, dtypes, in_place)
             for n, d in decls.items():
                 self.declare(f"@{n}", d)
             self.globals.append(text)

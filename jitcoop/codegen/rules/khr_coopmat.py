@@ -568,7 +568,7 @@ def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work):
     `spec` (jitcoop.codegen.matmul), called per instance."""
     from ..matmul import muladd_function
     dtypes = (a.dtype, b.dtype, c.dtype, r.dtype)
-    name = em.declared_muladd(spec, dtypes, muladd_function)
+    name = em.declared_muladd(spec, dtypes, muladd_function, c.ptr == r.ptr and c.dtype == r.dtype)
     em.for_instances(inv, wait, lambda base, q: em.emit(
         f"call void {name}(ptr {a.ptr}, ptr {b.ptr}, ptr {c.ptr}, ptr {r.ptr}, ptr {tabs.ptr}, ptr {work.ptr}, "
         f"i64 {base}, i64 {q})"))

@@ -44,6 +44,13 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
     v = list(map(int, spec.split()))
     m, n, kk, ctype, fused = v[0:5]
     ops = [list(v[5 + 7 * x:12 + 7 * x]) for x in range(4)]
+    for o in ops:
+        if o[0] == STRIPED and o[1] > 1 and o[2] == o[1] * o[3]:
+            # p rows fill a fragment row (a workgroup matrix over all W lanes): row i starts
+            # i * cols on, as in a dense matrix, an offset LLVM folds into one pointer per
+            # block, where i // p and i % p kept a pointer per row and spilled them around the
+            # K loop
+            o[1], o[2] = 1, o[3]
     combine = v[33:36] if len(v) > 33 else None
     i64 = ir.IntType(64)
     et = {C_F64: ir.DoubleType(), C_F32: ir.FloatType(), C_I64: i64}[ctype]
@@ -87,11 +94,6 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
 
     def rowoff(x, i):
         kind, pp, s1, s0 = ops[x][:4]
-        if s1 == pp * s0:
-            # p rows fill a fragment row (a workgroup matrix over all W lanes): row i starts
-            # i * s0 on, an offset LLVM folds into one pointer per block, where i // p and
-            # i % p kept a pointer per row and spilled them around the K loop
-            pp, s1 = 1, s0
         if pp == 1:
             o = builder.mul(i, const(s1))
         else:
@@ -354,13 +356,10 @@ def _rows_share_l1(op, rows: int, et) -> bool:
     ways (64 sets of 64-byte lines). A 64 x 64 x 32 MulAdd's B rows 256 bytes apart reach 16
     sets: read in place, 1.067x the packed run (hot MulAdd, median of 31 side-by-side rounds);
     a 128 x 128 x 32's, 512 bytes apart, reach 8: packed, 1.035x the unpacked."""
-    kind, pp, s1, s0 = op[:4]
-    if kind not in (DENSE, STRIPED):
+    kind, pp, s1 = op[:3]
+    if kind not in (DENSE, STRIPED) or pp != 1:
         return False
-    stride = s1 if pp == 1 else s0 if s1 == pp * s0 else None
-    if stride is None:
-        return False
-    step = stride * _size(et)
+    step = s1 * _size(et)
     if step % 64:
         return True
     sets = 64 // math.gcd(step // 64, 64)

@@ -159,16 +159,15 @@ def _mem_type(fmt: int) -> str:
     return "half" if fmt == K.F16 else "i16" if fmt == K.BF16 else _BITS[fmt][0]
 
 
-def _convert(fmt: int, n: int, slot: str, src, out, here: str) -> tuple[str, str]:
-    """IR that loads n elements of format fmt from ptr `src` into the <n x slot> value `out`
-    (or from each of a list of pointers into each of a list of names), emitted in block `here`;
-    returns the text and the block it ends in. float16 -> float32: fpext is exact for every
+def _convert(fmt: int, n: int, slot: str, srcs: list, outs: list, here: str) -> tuple[str, str]:
+    """IR that loads n elements of format fmt from each ptr of `srcs` into the <n x slot> value
+    of the same place in `outs`, emitted in block `here`; returns the text and the block it ends
+    in. float16 -> float32: fpext is exact for every
     float16 but a signalling NaN, which the processor quiets; when a NaN is among the loaded
     elements, the NaN lanes are rebuilt from their bits (sign, all-ones exponent, payload << 13)
     in a block of its own that ordinary data never enters. Several loads share one test (the
     largest magnitude of them all against infinity's): a transposed block's 8 lines took a
     test and a branch each."""
-    srcs, outs = ([src], [out]) if isinstance(src, str) else (list(src), list(out))
     vs = f"<{n} x {slot}>"
     if fmt == K.BF16:
         # the top half of a float32: every bit kept, NaN payloads included
@@ -292,7 +291,7 @@ def _rows_in(W, rows, cols, inv, run, fmt, slot, line, shadow=False) -> str:
     1.05x exact). The first pass notes NaNs in the i64 its function allocates as %nanacc."""
     esize, ssize = SIZE_OF[_mem_type(fmt)], SIZE_OF[slot]
     step = _chunk(run)
-    conv, last = _convert(fmt, step, slot, "%mem", "%v", "run")
+    conv, last = _convert(fmt, step, slot, ["%mem"], ["%v"], "run")
     store = f"""  %dst = getelementptr {slot}, ptr %frag, i64 %j
   store <{step} x {slot}> %v, ptr %dst, align {ssize}"""
     if shadow:
@@ -506,7 +505,7 @@ def table_helper(em, layout, rows: int, cols: int, inv: int, psize: int, fmt: in
     length = tab.shape[1]
     alloca = f"  %tile = alloca [{n} x {slot}], align 64"
     step = _chunk(width)
-    conv, last = _convert(fmt, step, slot, "%src", "%v", "piece")
+    conv, last = _convert(fmt, step, slot, ["%src"], ["%v"], "piece")
     copy = f"""  br label %line
 line:
   %r = phi i64 [ 0, %copy ], [ %r1, %line.next ]

@@ -42,6 +42,11 @@ CASES = [
     # a 128 x 128 fragment (512 elements an invocation): the largest lane body of the fuzz corpus
     ("arith 128x128", ROOT / "tests" / "shaders" / "coopmat" / "arith_f128.spv", "generic", {}, {}),
     ("flash_attn", APPS / "flash_attn.spv", "generic", {}, {}),
+    # the production flash attention with its default specialization constants: one invocation
+    # per workgroup, so 2048-component fragments (element loops: codegen/element_loops.py)
+    ("flash_attn_prod one invocation", ROOT / "tests" / "shaders" / "flash_attn_prod" / "flash_attn.spv",
+     "generic", {}, {}),
+    ("long_fragments 4096", ROOT / "tests" / "shaders" / "long_fragments.spv", "generic", {0: 1, 1: 64}, {}),
     ("q4_gemm", APPS / "q4_gemm.spv", "generic", {}, {}),
     ("q4_gemm_shared", APPS / "q4_gemm_shared.spv", "generic", {}, {}),
     ("q4_gemm_O nvidia", APPS / "q4_gemm_O.spv", "nvidia", {}, {}),

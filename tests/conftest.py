@@ -108,7 +108,7 @@ def rng(request):
 # `python tests/conftest.py [NAME...]` runs `glslang -V --target-env vulkan1.3 X.comp -o X.spv` for
 # each top-level shader (tests/shaders/core has its own build.sh) and, for the names in OPTIMIZED,
 # also `spirv-opt -O X.spv -o X.opt.spv`. glslang 16 comes from ../shared/tools/get-glslang.
-OPTIMIZED = ("divergent", "lane_strides", "aggregate_stores")
+OPTIMIZED = ("divergent", "lane_strides", "aggregate_stores", "long_fragments")
 
 
 def rebuild(names=()):

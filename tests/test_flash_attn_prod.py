@@ -14,7 +14,7 @@ Split-K (k_num > 1): each key range's unnormalized O, row max M and row sum L ag
 that range, and the ranges combined in numpy against the whole softmax.
 
 The default run has the decode-token case (one query row: GQA rows, q8_0 decode functions,
-split-K) on both modules; the other cases are in the slow set.
+split-K) and the one-invocation workgroup on both modules; the other cases are in the slow set.
 """
 from __future__ import annotations
 
@@ -94,10 +94,11 @@ class Case:
     hkv: int          # K/V heads
     k_num: int = 1    # key ranges (split-K)
     profile: str = "generic"
+    wg: int = 128     # invocations per workgroup
 
     @property
     def spec(self):
-        return {0: 128, 1: self.br, 2: self.bc, 3: self.hsk, 4: self.hsv, 5: 1, 6: self.type_k,
+        return {0: self.wg, 1: self.br, 2: self.bc, 3: self.hsk, 4: self.hsv, 5: 1, 6: self.type_k,
                 7: self.type_v, 8: int(self.mask), 9: self.gqa}
 
     @property
@@ -125,6 +126,10 @@ CASES = [
     # 128 invocations, Br = Bc = 64, head size 64, float16 K/V, mask on
     Case("prompt_f16_h64_br64_nvidia", F16, F16, 64, 64, 64, 64, 1, True, n=100, kv=130, hkv=1,
          profile="nvidia"),
+    # one invocation per workgroup (the module's default WorkGroupSize): each fragment is a whole
+    # 32 x 64 matrix, 2048 components, whose element-wise instructions run as loops
+    # (codegen/element_loops.py; written out, this compiled in about 100 s)
+    Case("prompt_f16_h64_one_invocation", F16, F16, 64, 64, 32, 32, 1, True, n=40, kv=70, hkv=2, wg=1),
 ]
 
 
@@ -243,14 +248,16 @@ def test_reference_split_parts_combine_to_the_softmax():
 
 
 def _params():
-    """Every case on both modules; in the default run the decode-token case, and the q4_0 case as
-    glslang writes it (its loop counters become SSA values crossing collectives, in the same
-    kernel as the decode function's variables: their ids once collided), the rest slow."""
+    """Every case on both modules; in the default run the decode-token case, the one-invocation
+    workgroup, and the q4_0 case as glslang writes it (its loop counters become SSA values
+    crossing collectives, in the same kernel as the decode function's variables: their ids once
+    collided), the rest slow."""
     out = []
     for c in CASES:
         for module in ("flash_attn.spv", "flash_attn_O.spv"):
             marks = []
-            if not (c.name.startswith("decode") or (c.name.endswith("gqa2") and module == "flash_attn.spv")):
+            if not (c.name.startswith("decode") or (c.name.endswith("gqa2") and module == "flash_attn.spv")
+                    or c.wg == 1):
                 marks.append(pytest.mark.slow)
             out.append(pytest.param(module, c, id=f"{module[:-4]}-{c.name}", marks=marks))
     return out

@@ -4,8 +4,9 @@ A value in slot rows is a block [length, W] of its component type in the workgro
 memory (element e of lane l at row e, column l), from definition to last use: collective
 instructions read and write it in place, lane code reads and writes its own column, and nothing is
 spilled or reloaded at collectives. *Resident* are every value a collective instruction produces,
-loads of matrix variables, phis and copies of them, and Function/Private matrix variables only
-loaded and stored whole.
+loads of matrix variables, phis and copies of them, every matrix value whose fragment is longer
+than `long` components (its instructions run as loops over the components:
+codegen/element_loops.py), and Function/Private matrix variables only loaded and stored whole.
 
 Coalescing gives two values one block where that is safe, so that no copy is made:
 - a loop's resident phi and the value it takes on the back edge (the accumulator of a K loop:
@@ -51,19 +52,21 @@ def whole_vars(ctx: Context, promoted: set, var_types: dict) -> set:
 
 
 def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set,
-         every: bool = False) -> Residency:
+         every: bool = False, long: int | None = None) -> Residency:
     """Residency of the flat function; `promoted` loses the matrix variables that become resident.
     `every`: every matrix value lives in slot rows (lane-invariant kernels run lane code on
-    matrices over every lane's column: analysis/invariance.py)."""
+    matrices over every lane's column: analysis/invariance.py); `long`: so does every matrix value
+    of more components per invocation than that."""
     res = Residency()
     res.resident_vars = whole_vars(ctx, promoted, var_types)
     promoted -= res.resident_vars
     for b in ctx.ff.blocks:
         for ins in b.instrs:
-            if ins.result is None or not _kind(ctx.spec.type(ins.result_type)):
+            if ins.result is None or not _kind(t := ctx.spec.type(ins.result_type)):
                 continue
             op = ins.opname
-            if (every or op in collective or op in resident_defs or op in ("OpPhi", "OpCopyObject")
+            if (every or (long is not None and t.n > long) or op in collective or op in resident_defs
+                    or op in ("OpPhi", "OpCopyObject")
                     or (op == "OpLoad" and ins.operands[0] in res.resident_vars)):
                 res.resident.add(ins.result)
     coalesce_phis(ctx, res)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import SpirvError
 from ..spirv.types import Pointer, Scalar, n_leaves
+from . import element_loops
 from .llvm import ty
 
 # Scalar types of slot rows by LLVM register type, and their kernel-library dtype tags.
@@ -238,7 +239,12 @@ class Collectives:
         return Arr(p, dtype_of(t), (n, self.W))
 
     def _res_elem(self, p, et, e) -> str:
-        idx = self.op(f"add i64 {self.lane_reg}, {e * self.W}") if e else self.lane_reg
+        """The address of the current lane's component e (a number, or an i64 register) of rows."""
+        if isinstance(e, str):
+            row = self.op(f"mul i64 {e}, {self.W}") if self.W != 1 else e
+            idx = self.op(f"add i64 {row}, {self.lane_reg}")
+        else:
+            idx = self.op(f"add i64 {self.lane_reg}, {e * self.W}") if e else self.lane_reg
         return self.op(f"getelementptr {et}, ptr {p}, i64 {idx}")
 
     def resident_leaves(self, x) -> list[str]:
@@ -248,6 +254,11 @@ class Collectives:
 
     def resident_store(self, x, vals):
         p, et, n = self.resident_block(x)
+        loop = self.elem_loop
+        if loop is not None and x == loop.result:
+            # the component an element loop's rule computed (element_loops.py)
+            self.emit(f"store {et} {vals[0]}, ptr {self._res_elem(p, et, loop.e)}")
+            return
         if len(vals) != n:
             raise SpirvError(f"a value of {len(vals)} components stored into a matrix of {n}")
         if self.invariant and not self.in_each_lane:
@@ -256,6 +267,11 @@ class Collectives:
             for e, v in enumerate(vals):
                 row = self.op(f"getelementptr {et}, ptr {p}, i64 {e * self.W}")
                 self.fill_row(row, et, self.W, v)
+            return
+        if n > element_loops.LONG_FRAGMENT and len(set(vals)) == 1:
+            # a splat (a constant reaching a phi, say) into a long fragment: a loop
+            self.emit(f"call void {self._lane_fill_helper(et)}(ptr {p}, {et} {vals[0]}, i64 {n}, "
+                      f"i64 {self.W}, i64 {self.lane_reg})")
             return
         for e, v in enumerate(vals):
             self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
@@ -294,6 +310,25 @@ loop:
   %i = add i64 %r, %l
   %ps = getelementptr {et}, ptr %s, i64 %i
   %v = load {et}, ptr %ps
+  %pd = getelementptr {et}, ptr %d, i64 %i
+  store {et} %v, ptr %pd
+  %e1 = add i64 %e, 1
+  %more = icmp ult i64 %e1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}""")
+        return name
+
+    def _lane_fill_helper(self, et: str) -> str:
+        name = f"@jc.lane_fill.{et}"
+        self.declare(name, f"""define internal void {name}(ptr %d, {et} %v, i64 %n, i64 %w, i64 %l) {{
+entry:
+  br label %loop
+loop:
+  %e = phi i64 [ 0, %entry ], [ %e1, %loop ]
+  %r = mul i64 %e, %w
+  %i = add i64 %r, %l
   %pd = getelementptr {et}, ptr %d, i64 %i
   store {et} %v, ptr %pd
   %e1 = add i64 %e, 1
@@ -518,6 +553,15 @@ done:
             blk = self.work_array(f"u{vid}", et, len(lt) * self.W)
             vals = self.vals(vid)
             fills = self.entry_fills if vid not in self.hoisted else None
+            if len(set(vals)) == 1:
+                # a splat (a constant zero accumulator, mostly): one fill of the block, where a
+                # fill per row made a call per component
+                if fills is None:
+                    with self.at("wg_tail"):
+                        self.fill_row(blk, et, len(lt) * self.W, vals[0])
+                else:
+                    self.fill_row(blk, et, len(lt) * self.W, vals[0], where=fills)
+                return Arr(blk, dtype_of(lt[0]), (len(lt), self.W))
             for i, v in enumerate(vals):
                 row = f"{blk}.r{i}"
                 self.entry_defs.append(f"{row} = getelementptr {et}, ptr {blk}, i64 {i * self.W}")

@@ -9,6 +9,7 @@ from ..analysis.flatten import used_ids
 from ..errors import SpirvError
 from ..spirv.reader import Instruction
 from ..spirv.types import CoopMat, Pointer, leaves
+from . import element_loops
 from . import rules as R
 from .llvm import Phi, lit, ty
 from .meta import Ptr
@@ -117,6 +118,10 @@ class ControlFlow:
         if self.invariant and self._on_matrices(ins):
             with self.each_lane():
                 rule(self, ins)
+            return
+        n = element_loops.length(self, ins)
+        if n:
+            element_loops.lower(self, ins, rule, n)
             return
         rule(self, ins)
 

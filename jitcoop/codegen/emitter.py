@@ -37,6 +37,7 @@ from ..spirv.reader import Instruction
 from ..spirv.specialize import Specialization
 from ..spirv.types import (CoopMat, Opaque, Pointer, Scalar, TensorLayout, TensorView, Type, Vector,
                            describe, leaves)
+from . import element_loops
 from . import rules as R
 from .builtins import Builtins, emit_lane_coordinates
 from .collectives import Collectives
@@ -57,6 +58,7 @@ KERNEL_HEADER = ("define i64 @\"{name}\"(i64 %wg_begin, i64 %wg_end, ptr %grid, 
 class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     callback = None           # set on a CallbackGen: the function compiled as a callback
     annotate = False          # a comment with the SPIR-V instruction before its code (dumps)
+    elem_loop = None          # element_loops.ElementLoop while a rule runs inside an element loop
     invariant = False         # lane-invariant: one invocation's code runs per workgroup (analysis/invariance.py)
     in_each_lane = False      # emitting inside each_lane's loop over the lanes' matrix columns
 
@@ -187,7 +189,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.meta.lanes_run = 1 if self.invariant else self.W
         self.meta.varying = self.varying
         self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS,
-                                 every=self.invariant)
+                                 every=self.invariant, long=element_loops.LONG_FRAGMENT)
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
                   if x not in v.promoted and x not in self.res.resident_vars]
         placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
@@ -205,9 +207,10 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         meta.bindings = sorted(v.bindings.values(), key=lambda b: b.index)
         meta.push_size, meta.shared_size, meta.private_frame = v.push_size, v.shared_size, v.private_frame
         self.hoisted = uniform.find(ctx, v, R.PURE)
-        if self.invariant:
-            # matrices live in slot rows, written by each_lane loops where they are computed
-            self.hoisted = {x for x in self.hoisted if not isinstance(ctx.value_type(x), CoopMat)}
+        # matrices living in slot rows are written where they are computed (by each_lane loops in
+        # a lane-invariant kernel, by element loops where they are long)
+        self.hoisted = {x for x in self.hoisted if not isinstance(t := ctx.value_type(x), CoopMat)
+                        or not (self.invariant or t.n > element_loops.LONG_FRAGMENT)}
         self.unchecked_loops = loops.unchecked_headers(ctx)
         self.bit_moves = bitmoves.find(ctx, v.promoted | self.resident_vars | set(v.inputs))
         self.has_collectives = any(b.collective for b in self.ff.blocks)
@@ -247,10 +250,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
 
     # -- small services -------------------------------------------------------------------------------
     def value_type(self, vid: int) -> Type:
-        return self.ctx.value_type(vid)
+        t = self.ctx.value_type(vid)
+        return t if self.elem_loop is None else self.elem_loop.component_type(t)
 
     def rtype(self, ins) -> Type:
-        return self.spec.type(ins.result_type)
+        t = self.spec.type(ins.result_type)
+        return t if self.elem_loop is None else self.elem_loop.component_type(t)
 
     @staticmethod
     def leaf_types(t: Type) -> list:

@@ -314,6 +314,14 @@ def _aggregate_stores(r):
                     push=u32(1, 1, 3))
 
 
+@recipe(T + "long_fragments.spv", T + "long_fragments.opt.spv", spec={0: 1, 1: 32})
+def _long_fragments(r):
+    # one invocation: 1024 components per fragment, its element-wise instructions loops
+    n = 32
+    return Dispatch(1, {0: r.f32(n * n, -4, 4), 1: r.f32(n * n, 0, 1), 2: np.zeros(8 * n * n, np.float32),
+                        3: np.zeros(2 * n * n, np.int32)}, push=struct.pack("<fi", 0.75, 5))
+
+
 _PARTICLE = np.dtype({"names": ["pos", "mass", "cell"], "formats": ["3<f4", "<f4", "2<i4"],
                       "offsets": [0, 12, 16], "itemsize": 32})
 _FEATURES_PUSH = np.dtype({"names": ["rot", "shift", "count", "bias"],

@@ -23,24 +23,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..analysis.flatten import used_ids
+from ..errors import SpirvError
 from ..spirv.types import CoopMat, leaves
 
-# The most components per invocation an instruction on a fragment is written out for. Longer
-# ones loop (see above). Measured on a workgroup of one invocation doing per-element arithmetic
-# (tests/shaders/long_fragments.comp): README "Compile time".
+# The most components per invocation an instruction on a fragment is written out for; longer
+# ones loop. Measured on tests/shaders/long_fragments.comp (a dozen element-wise instructions)
+# at 32 to 1024 components, cold compiles and dispatches on one thread, loops against
+# written-out code: from 64 components on the loops compile 1.4-50x and run 1.1-6.6x faster;
+# at 32 they compile 1.7-2.4x faster but ran 0.74-0.82x as fast in three of four runs (README,
+# "Element loops").
 LONG_FRAGMENT = 32
 
 # Instructions whose component i is a function of component i of each matrix operand (and of
-# scalar operands): the SPIR-V arithmetic and conversions cooperative matrices allow, and the
-# bitwise and comparison ones a module may still use on them.
+# scalar operands): the arithmetic and conversions cooperative matrices allow, the bitwise ones
+# a module may use on integer matrices, and a matrix built from one value (a splat). Copies of
+# matrices are block copies already (Collectives.resident_copy).
 ELEMENTWISE = frozenset({
     "OpFNegate", "OpSNegate", "OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpFRem", "OpFMod",
     "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod",
     "OpMatrixTimesScalar", "OpVectorTimesScalar", "OpFConvert", "OpSConvert", "OpUConvert",
     "OpConvertFToS", "OpConvertFToU", "OpConvertSToF", "OpConvertUToF", "OpQuantizeToF16",
     "OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpNot", "OpShiftLeftLogical",
-    "OpShiftRightLogical", "OpShiftRightArithmetic", "OpSelect", "OpCopyObject",
-    "OpCompositeConstruct",
+    "OpShiftRightLogical", "OpShiftRightArithmetic", "OpSelect", "OpCompositeConstruct",
 })
 MEMORY = frozenset({"OpLoad", "OpStore"})
 
@@ -64,8 +68,8 @@ class ElementLoop:
 def _matrix(em, x) -> CoopMat | None:
     try:
         t = em.value_type(x)
-    except Exception:           # noqa: BLE001 - a label, a type, an extended instruction set
-        return None
+    except SpirvError:
+        return None             # a label, a type, an extended instruction set
     return t if isinstance(t, CoopMat) else None
 
 
@@ -84,6 +88,8 @@ def length(em, ins) -> int:
     op = ins.opname
     if op not in ELEMENTWISE and op not in MEMORY:
         return 0
+    if op == "OpCompositeConstruct" and len(ins.operands) != 1:
+        return 0                # components listed one by one (not a valid matrix, but read)
     if op in MEMORY and ins.operands[0] in em.homes:
         return 0                # its address reloaded at each use: not one the loop can advance
     if op == "OpStore":

@@ -36,6 +36,10 @@ class KernelOptions:
     is whole groups of 16, else 32-bit values per vector register; where the vectorizer's cost
     model expects a gain), a group size (4, 8, 16 or 32: wherever it can), or False (one
     invocation after another, to compare)."""
+    element_loops: bool = True
+    """Run an element-wise instruction on a fragment of more than 32 components per invocation
+    as a loop over the components (jitcoop.codegen.element_loops); False writes it out
+    component by component (to compare: it compiles slowly past a few hundred components)."""
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
@@ -59,7 +63,7 @@ class KernelOptions:
         t = o.compile_timeout
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
-        for name in ("profile", "unchecked", "invariant_lanes"):
+        for name in ("profile", "unchecked", "invariant_lanes", "element_loops"):
             if not isinstance(getattr(o, name), bool):
                 raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
         if not isinstance(o.lane_groups, bool) and o.lane_groups not in (4, 8, 16, 32):

@@ -86,7 +86,7 @@ def length(em, ins) -> int:
     as written: not an element-wise instruction, a fragment of at most LONG_FRAGMENT
     components, or an operand the loop cannot take one component of."""
     op = ins.opname
-    if op not in ELEMENTWISE and op not in MEMORY:
+    if (op not in ELEMENTWISE and op not in MEMORY) or not em.options.element_loops:
         return 0
     if op == "OpCompositeConstruct" and len(ins.operands) != 1:
         return 0                # components listed one by one (not a valid matrix, but read)

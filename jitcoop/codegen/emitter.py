@@ -189,7 +189,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.meta.lanes_run = 1 if self.invariant else self.W
         self.meta.varying = self.varying
         self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS,
-                                 every=self.invariant, long=element_loops.LONG_FRAGMENT)
+                                 every=self.invariant, long=self._long_fragment())
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
                   if x not in v.promoted and x not in self.res.resident_vars]
         placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
@@ -209,8 +209,9 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.hoisted = uniform.find(ctx, v, R.PURE)
         # matrices living in slot rows are written where they are computed (by each_lane loops in
         # a lane-invariant kernel, by element loops where they are long)
+        long = self._long_fragment()
         self.hoisted = {x for x in self.hoisted if not isinstance(t := ctx.value_type(x), CoopMat)
-                        or not (self.invariant or t.n > element_loops.LONG_FRAGMENT)}
+                        or not (self.invariant or (long is not None and t.n > long))}
         self.unchecked_loops = loops.unchecked_headers(ctx)
         self.bit_moves = bitmoves.find(ctx, v.promoted | self.resident_vars | set(v.inputs))
         self.has_collectives = any(b.collective for b in self.ff.blocks)
@@ -229,6 +230,10 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         # collective k waits in state -2 - k; the scheduler runs the lowest k first
         pos = order.structured_order(self.ff)
         self.collective_blocks = sorted((b for b in self.ff.blocks if b.collective), key=lambda b: pos[b.label])
+
+    def _long_fragment(self) -> int | None:
+        """The most components of a fragment written out (element_loops.py), or None (always)."""
+        return element_loops.LONG_FRAGMENT if self.options.element_loops else None
 
     def _each_lane_too_long(self) -> str | None:
         """A lane-invariant kernel's lane code on matrices runs in each_lane loops whose bodies hold

@@ -271,7 +271,7 @@ class Collectives:
         if n > element_loops.LONG_FRAGMENT and len(set(vals)) == 1:
             # a splat (a constant reaching a phi, say) into a long fragment: a loop
             self.emit(f"call void {self._lane_fill_helper(et)}(ptr {p}, {et} {vals[0]}, i64 {n}, "
-                      f"i64 {self.W}, i64 {self.lane_reg})")
+                      f"i64 {self.W}, i64 {self.lane_reg}, i64 1)")
             return
         for e, v in enumerate(vals):
             self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
@@ -297,43 +297,42 @@ class Collectives:
                 self.emit(f"store {et} {v}, ptr {self._res_elem(dp, et, e)}")
             return
         self.emit(f"call void {self._lane_copy_helper(et)}(ptr {dp}, ptr {sp}, i64 {n}, i64 {self.W}, "
-                  f"i64 {self.lane_reg})")
+                  f"i64 {self.lane_reg}, i64 1)")
 
+    # Copies and fills of the current lane's column of rows, n components W apart. Their last two
+    # arguments are a lane and a count of lanes from it: the scalar code passes its lane and 1,
+    # the lane groups' vector copy its group's first lane and G, one call where it made G
+    # (lanevec.LANE_RUN_HELPERS). Not inlined: written out at a constant n, and again per
+    # invocation in the vector copy, LLVM unrolled 400 of them in one kernel.
     def _lane_copy_helper(self, et: str) -> str:
-        name = f"@jc.lane_copy.{et}"
-        self.declare(name, f"""define internal void {name}(ptr %d, ptr %s, i64 %n, i64 %w, i64 %l) {{
-entry:
-  br label %loop
-loop:
-  %e = phi i64 [ 0, %entry ], [ %e1, %loop ]
-  %r = mul i64 %e, %w
-  %i = add i64 %r, %l
-  %ps = getelementptr {et}, ptr %s, i64 %i
-  %v = load {et}, ptr %ps
-  %pd = getelementptr {et}, ptr %d, i64 %i
-  store {et} %v, ptr %pd
-  %e1 = add i64 %e, 1
-  %more = icmp ult i64 %e1, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}}""")
-        return name
+        return self._lane_run_helper(f"@jc.lane_copy.{et}", "ptr %s", et, f"""  %ps = getelementptr {et}, ptr %s, i64 %i
+  %v = load {et}, ptr %ps""")
 
     def _lane_fill_helper(self, et: str) -> str:
-        name = f"@jc.lane_fill.{et}"
-        self.declare(name, f"""define internal void {name}(ptr %d, {et} %v, i64 %n, i64 %w, i64 %l) {{
+        return self._lane_run_helper(f"@jc.lane_fill.{et}", f"{et} %v", et, "")
+
+    def _lane_run_helper(self, name: str, src: str, et: str, read: str) -> str:
+        self.declare(name, f"""define internal void {name}(ptr %d, {src}, i64 %n, i64 %w, i64 %l, i64 %g) noinline {{
 entry:
-  br label %loop
-loop:
-  %e = phi i64 [ 0, %entry ], [ %e1, %loop ]
+  br label %row
+row:
+  %e = phi i64 [ 0, %entry ], [ %e1, %row.end ]
   %r = mul i64 %e, %w
-  %i = add i64 %r, %l
+  %r0 = add i64 %r, %l
+  br label %col
+col:
+  %j = phi i64 [ 0, %row ], [ %j1, %col ]
+  %i = add i64 %r0, %j
+{read}
   %pd = getelementptr {et}, ptr %d, i64 %i
   store {et} %v, ptr %pd
+  %j1 = add i64 %j, 1
+  %cmore = icmp ult i64 %j1, %g
+  br i1 %cmore, label %col, label %row.end
+row.end:
   %e1 = add i64 %e, 1
   %more = icmp ult i64 %e1, %n
-  br i1 %more, label %loop, label %done
+  br i1 %more, label %row, label %done
 done:
   ret void
 }}""")

@@ -29,10 +29,12 @@ import jitcoop
 from conftest import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from test_element_loops import SCALE, STEPS, expected  # noqa: E402  (numpy from the shader's GLSL)
+
 SHADER = ROOT / "tests" / "shaders" / "long_fragments.spv"
 PROBE = Path(__file__).with_name("compile_probe.py")
 WORKGROUPS = 256
-SCALE, STEPS = 0.75, 5
 
 
 def cold_compile(spec, options) -> float:
@@ -44,18 +46,6 @@ def cold_compile(spec, options) -> float:
         if out.returncode:
             raise AssertionError(out.stderr[-3000:])
         return json.loads(out.stdout.strip().splitlines()[-1])["kernel_s"]
-
-
-def numpy_long_fragments(a, b):
-    """The shader's ten results, from its GLSL (float32 arithmetic)."""
-    f = np.float32
-    acc = np.zeros_like(a)
-    for _ in range(STEPS):
-        acc = acc * f(0.5) + a
-    v = b * f(2) + f(1)
-    q = np.trunc(a * f(8)).astype(np.int32)
-    return ([a + b, a - b * f(SCALE), (a * b) / (b + f(3)), -a, a.astype(np.float16).astype(f), acc, v, f(SCALE) - v],
-            [q, q * 3 - q + np.trunc(b).astype(np.int32)])
 
 
 @pytest.mark.parametrize("wg,n", [(16, 32), (4, 32), (1, 32)], ids=["64", "256", "1024"])
@@ -75,7 +65,7 @@ def test_long_fragments(benchmark, report, wg, n):
         k = jitcoop.Device().load(SHADER).kernel(spec=spec, element_loops=loops)
         run = lambda k=k: k.dispatch((WORKGROUPS, 1, 1), {0: a0, 1: b0, 2: o, 3: oi}, push=push, threads=1)
         run()
-        floats, ints = numpy_long_fragments(a0, b0)
+        floats, ints = expected(a0, b0)
         for i, want in enumerate(floats):
             np.testing.assert_array_equal(o.reshape(8, n, n)[i], want)
         for i, want in enumerate(ints):
@@ -86,7 +76,7 @@ def test_long_fragments(benchmark, report, wg, n):
         else:
             t = best_of(run, 10)
         res[loops] = (t, cold_compile(spec, {"element_loops": loops}))
-    t_np = best_of(lambda: [numpy_long_fragments(a0, b0) for _ in range(WORKGROUPS)], 3)
+    t_np = best_of(lambda: [expected(a0, b0) for _ in range(WORKGROUPS)], 3)
     (t_loop, c_loop), (t_out, c_out) = res[True], res[False]
     benchmark.extra_info.update(components=n * n // wg, seconds=t_loop, written_out_seconds=t_out,
                                 numpy_seconds=t_np, compile_s=c_loop, written_out_compile_s=c_out)
@@ -98,7 +88,6 @@ def test_long_fragments(benchmark, report, wg, n):
 
 
 def test_flash_attention_one_invocation(benchmark, report):
-    sys.path.insert(0, str(ROOT / "tests"))
     import test_flash_attn_prod as fa
     c = next(x for x in fa.CASES if x.wg == 1)
     x = fa.inputs(c)

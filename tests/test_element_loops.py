@@ -12,18 +12,21 @@ arithmetic, a matrix times a scalar, conversions to float16 and back and to inte
 constants and a splat of a push constant, a phi that starts at a splat, and a matrix variable
 indexed per component then loaded and stored whole."""
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import jitcoop
 from jitcoop.codegen.element_loops import LONG_FRAGMENT
-from conftest import SHADERS
+
+SHADERS = Path(__file__).resolve().parent / "shaders"     # (benchmarks import this module)
 
 SCALE, STEPS = np.float32(0.75), 5
 
 
-def _expected(a, b):
+def expected(a, b):
+    """The shader's ten results (eight float, two int matrices), from its GLSL."""
     f = np.float32
     acc = np.zeros_like(a)
     for _ in range(STEPS):
@@ -57,7 +60,7 @@ def test_long_fragments_match_numpy(module, wg, n, loops, rng):
     oi = np.full(2 * n * n, -1, np.int32)
     _kernel(module, wg, n, loops).dispatch((1, 1, 1), {0: a, 1: b, 2: o, 3: oi},
                                            push=struct.pack("<fi", SCALE, STEPS))
-    floats, ints = _expected(a, b)
+    floats, ints = expected(a, b)
     for i, want in enumerate(floats):
         np.testing.assert_array_equal(o.reshape(8, n, n)[i], want, err_msg=f"float result {i}")
     for i, want in enumerate(ints):

@@ -130,6 +130,11 @@ CASES = [
     # 32 x 64 matrix, 2048 components, whose element-wise instructions run as loops
     # (codegen/element_loops.py; written out, this compiled in about 100 s)
     Case("prompt_f16_h64_one_invocation", F16, F16, 64, 64, 32, 32, 1, True, n=40, kv=70, hkv=2, wg=1),
+    # 32 invocations, Br 64, Bc 16, q4_0 keys, four query heads per K/V head: lane groups of 16
+    # over 128-component fragments, dozens of values reloaded at each resume (one guard for them
+    # all), lane copies a group at a time; it compiled in 54 s before those (a sweep of
+    # specializations found it)
+    Case("q4_0_k_gqa4_br64_bc16_w32", Q4_0, F16, 64, 64, 64, 16, 4, True, n=37, kv=90, hkv=1, wg=32),
 ]
 
 
@@ -249,7 +254,7 @@ def test_reference_split_parts_combine_to_the_softmax():
 
 def _params():
     """Every case on both modules; in the default run the decode-token case, the one-invocation
-    workgroup, and the q4_0 case as glslang writes it (its loop counters become SSA values
+    workgroup, the 32-invocation one after spirv-opt, and the q4_0 case as glslang writes it (its loop counters become SSA values
     crossing collectives, in the same kernel as the decode function's variables: their ids once
     collided), the rest slow."""
     out = []
@@ -257,7 +262,7 @@ def _params():
         for module in ("flash_attn.spv", "flash_attn_O.spv"):
             marks = []
             if not (c.name.startswith("decode") or (c.name.endswith("gqa2") and module == "flash_attn.spv")
-                    or c.wg == 1):
+                    or c.wg == 1 or (c.wg == 32 and module == "flash_attn_O.spv")):
                 marks.append(pytest.mark.slow)
             out.append(pytest.param(module, c, id=f"{module[:-4]}-{c.name}", marks=marks))
     return out
@@ -267,3 +272,6 @@ def _params():
 def test_flash_attention_production_style(module, c):
     x = inputs(c)
     check(c, run(module, c, x), x)
+    if c.wg == 32:
+        # the path under test: the lane groups' vector copy
+        assert _KERNELS[module, c.profile, tuple(sorted(c.spec.items()))].meta.lane_group == 16

@@ -10,8 +10,9 @@ guard.
 - lane_strides.comp against numpy written from its GLSL, at group sizes 8 and 16, scalar code
   too: widenings whose groups wrap (zext near 2^32, sext near 2^31, at aligned and unaligned
   bases), a staged tile divided by row widths the group stays in (48) and may leave (40), and
-  a counter crossing barriers that stays uniform in one mode and parts ways in the other, a
-  branch on a wrapping index whose group's first and last values agree while others do not."""
+  two counters crossing barriers, both uniform in one mode and one of them parting ways in
+  each other mode (reloaded together under one guard), a branch on a wrapping index whose
+  group's first and last values agree while others do not."""
 import struct
 
 import numpy as np
@@ -158,7 +159,8 @@ def _expected(base, sbase, n, mode, off, W, src, cut):
             acc = (acc * 31 + tile[c * W + np.arange(64) % W]) & 0xFFFFFFFF
         staged[:, r, :] = acc.astype(np.uint32)
     step = np.where((mode == 1) & (np.arange(64) % 3 == 0), 1, 2)
-    count = np.tile(step * n, WG).astype(np.uint32)
+    step2 = np.where((mode == 2) & (np.arange(64) % 5 == 1), 3, 1)
+    count = np.tile(step * n | (step2 * n) << 16, WG).astype(np.uint32)
     return wide.reshape(-1), staged.reshape(-1), count, flags
 
 
@@ -171,7 +173,7 @@ def _expected(base, sbase, n, mode, off, W, src, cut):
     (0xFFFFFFF5, 0x7FFFFFF9),    # a group wraps between its first and last invocation
     (0xFFFFFFC3, 0x7FFFFFE1),
 ])
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 2])
 def test_lane_strides_shader(rng, variant, G, W, base, sbase, mode):
     k = jitcoop.Device().load(SHADERS / f"{variant}.spv").kernel(spec={0: W}, lane_groups=G)
     if G:

@@ -145,29 +145,37 @@ class ControlFlow:
         """Emit the code inside for every lane of the workgroup in turn (`lane_reg` its index): in a
         lane-invariant kernel lane 0's code runs for all, but each lane holds its own fragment of
         a matrix, so an instruction on matrices runs over every lane's column of the slot rows."""
+        with self.rolled_loop("each", self.W) as lane:
+            saved = self.lane_reg
+            self.lane_reg, self.in_each_lane = lane, True
+            try:
+                yield
+            finally:
+                self.lane_reg, self.in_each_lane = saved, False
+
+    @contextmanager
+    def rolled_loop(self, name: str, n):
+        """A loop of n iterations (n a number or an i64 operand) around the code emitted inside,
+        which gets the counter (an i64 register); LLVM keeps it rolled (rolled_loop_md)."""
         fn = self.fn
         pre = fn.cur
-        head, done = fn.label("each"), fn.label("each.done")
+        head, done = fn.label(name), fn.label(f"{name}.done")
         fn.br(head)
         fn.block(head)
-        lane = fn.phi("i64", "each")
-        lane.incoming.append(("0", pre))
-        saved = self.lane_reg
-        self.lane_reg, self.in_each_lane = lane.name, True
-        try:
-            yield
-        finally:
-            self.lane_reg, self.in_each_lane = saved, False
-        nxt = self.op(f"add i64 {lane.name}, 1")
-        lane.incoming.append((nxt, fn.cur))
-        more = self.op(f"icmp ult i64 {nxt}, {self.W}")
-        fn.emit(f"br i1 {more}, label %{head}, label %{done}, !llvm.loop {self.each_lane_loop_md()}")
+        i = fn.phi("i64", name)
+        i.incoming.append(("0", pre))
+        yield i.name
+        nxt = self.op(f"add i64 {i.name}, 1")
+        i.incoming.append((nxt, fn.cur))
+        more = self.op(f"icmp ult i64 {nxt}, {n}")
+        fn.emit(f"br i1 {more}, label %{head}, label %{done}, !llvm.loop {self.rolled_loop_md()}")
         fn.block(done)
 
-    def each_lane_loop_md(self) -> str:
-        """A new loop's metadata for an each_lane loop: not unrolled (its body holds every element
-        of a fragment, n strided streams), left to LLVM's loop vectorizer, which runs it 8 lanes
-        at a time. Measured side by side at 1024^3 on one core: wg_tensor 1.05x (exact and
+    def rolled_loop_md(self) -> str:
+        """A new loop's metadata for an each_lane or element loop: not unrolled (an each_lane
+        body holds every element of a fragment, n strided streams; an element loop runs past 32
+        components), left to LLVM's loop vectorizer, which runs an each_lane loop 8 lanes at a
+        time. Measured side by side at 1024^3 on one core: wg_tensor 1.05x (exact and
         float32), wg_tensor_O 1.10x and flash attention 1.05x (their float16 conversions and
         per-element arithmetic of 64-element fragments), the others within noise; cold compiles
         of the workgroup GEMM, the Q4_0 GEMMs, the flash attentions and the production matmul

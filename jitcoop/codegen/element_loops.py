@@ -132,41 +132,29 @@ def lower(em, ins, rule, n: int):
         # the whole access checked once, so that a failure names the instruction's extent and
         # nothing is stored before it
         em.check_range(ins, p, p.addr, n * p.pointee.elem.size)
-    fn = em.fn
-    pre = fn.cur
-    head, done = fn.label("elem"), fn.label("elem.done")
-    fn.br(head)
-    fn.block(head)
-    e = fn.phi("i64", "elem")
-    e.incoming.append(("0", pre))
-    loop = ElementLoop(e.name, result)
-    saved = {x: em.names.get(x) for x in mats}
-    for x in mats:
-        em.names[x] = [_component(em, x, e.name)]
-    if p is not None:
-        size = p.pointee.elem.size
-        off = em.op(f"mul i64 {e.name}, {size}")
-        # in bounds (checked above): static_off 0 within root_min makes the rule's check none
-        em.ptrs[ptr_id] = replace(p, pointee=loop.component_type(p.pointee), static_off=0, root_min=size,
-                                  addr=em.op(f"add i64 {p.addr}, {off}"))
-    em.elem_loop = loop
-    try:
-        rule(em, ins)
-    finally:
-        em.elem_loop = None
-        for x, v in saved.items():
-            if v is None:
-                em.names.pop(x, None)
-            else:
-                em.names[x] = v
+    with em.rolled_loop("elem", n) as e:
+        loop = ElementLoop(e, result)
+        saved = {x: em.names.get(x) for x in mats}
+        for x in mats:
+            em.names[x] = [_component(em, x, e)]
         if p is not None:
-            em.ptrs[ptr_id] = p
-    nxt = em.op(f"add i64 {e.name}, 1")
-    e.incoming.append((nxt, fn.cur))
-    more = em.op(f"icmp ult i64 {nxt}, {n}")
-    fn.emit(f"br i1 {more}, label %{head}, label %{done}, !llvm.loop {em.each_lane_loop_md()}")
-    fn.block(done)
-
+            size = p.pointee.elem.size
+            off = em.op(f"mul i64 {e}, {size}")
+            # in bounds (checked above): static_off 0 within root_min makes the rule's check none
+            em.ptrs[ptr_id] = replace(p, pointee=loop.component_type(p.pointee), static_off=0, root_min=size,
+                                      addr=em.op(f"add i64 {p.addr}, {off}"))
+        em.elem_loop = loop
+        try:
+            rule(em, ins)
+        finally:
+            em.elem_loop = None
+            for x, v in saved.items():
+                if v is None:
+                    em.names.pop(x, None)
+                else:
+                    em.names[x] = v
+            if p is not None:
+                em.ptrs[ptr_id] = p
 
 def _component(em, x, e: str) -> str:
     if x in em.resident:

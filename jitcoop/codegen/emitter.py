@@ -586,7 +586,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             why = lanevec.vectorize(self.fn, lanevec.Plan(
                 G=G, lanes=self.W, latch_false="sched.pick" if self.has_collectives else "wg.latch",
                 state=self.state if self.has_collectives else None, work_array=self.work_array,
-                entry_defs=self.entry_defs, declare=self.declare, loop_md=self.each_lane_loop_md,
+                entry_defs=self.entry_defs, declare=self.declare, loop_md=self.rolled_loop_md,
                 force=lg is not True))
         self.meta.lane_group = 0 if why else G
         self.meta.lane_group_why = why

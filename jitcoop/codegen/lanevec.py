@@ -50,7 +50,8 @@ from . import lane_strides as strides
 from .llvm import SIZES, Phi
 
 
-# Instructions without effects: guards of loads with only these between them are merged.
+# Instructions without effects: guards of loads with only these (and stores to allocas) between
+# them are merged (_LaneGroups._guard_runs).
 _PURE_KINDS = frozenset({"bin", "un", "cmp", "select", "cast", "gep", "load"})
 WIDE_GROUP = 16         # invocations per group where the workgroup is made of whole groups this size
 # Loads in loops whose addresses are sorted out at run time (not affine: lane_strides.py) and turn
@@ -506,7 +507,7 @@ class Plan:
     work_array: object        # KernelGen.work_array
     entry_defs: list          # the entry block's definitions (work area pointers)
     declare: object           # KernelGen.declare(name, text)
-    loop_md: object = None    # KernelGen.each_lane_loop_md: a new loop's metadata
+    loop_md: object = None    # KernelGen.rolled_loop_md: a new loop's metadata
     force: bool = False       # vectorize even where the cost model says it does not pay (lane_groups=G)
 
 
@@ -677,10 +678,14 @@ class _LaneGroups:
         return runs
 
     def _pure_between(self, a: str, b: str) -> bool:
+        """Nothing between a and b (in one block) writes memory but into the function's allocas
+        (the homes the reloaded values go to), which no slot row is."""
         ins = self.blocks[self.defined[a][0]].ins
         i = next(k for k, y in enumerate(ins) if y.res == a)
         j = next(k for k, y in enumerate(ins) if y.res == b)
-        return all(y.kind in _PURE_KINDS and not (y.kind == "load" and y.extra["volatile"]) for y in ins[i + 1:j])
+        return all((y.kind in _PURE_KINDS and not (y.kind == "load" and y.extra["volatile"]))
+                   or (y.kind == "store" and not y.extra["volatile"] and y.args[1][1] in self.alloca_t)
+                   for y in ins[i + 1:j])
 
     def _split_before(self, run: list):
         """Split the block that defines run[0] before it: its first part ends in a branch to the

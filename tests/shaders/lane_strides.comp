@@ -5,9 +5,11 @@
 // - staged: a tile staged through shared memory by invocation index, divided and reduced by a
 //   row width W (a multiple of 16: the group stays in one row; 40: it may not), read back
 //   column by column;
-// - count: a per-invocation counter that crosses a barrier in a loop, the same in every
-//   invocation where the branch on the invocation index is not taken (mode 0) and different
-//   where it is (mode 1);
+// - count: two per-invocation counters that cross a barrier in a loop, the same in every
+//   invocation where the branches on the invocation index are not taken (mode 0) and one of
+//   them different where one is (mode 1: the first, mode 2: the second), reloaded together
+//   after the barrier (one guard for both: a group that takes the one that parts ways as
+//   uniform writes wrong counts);
 // - flags: a branch on a 32-bit index against a bound, the group's first and last values on
 //   one side of it while a wrap puts some of the others on the other.
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -31,7 +33,7 @@ void main() {
     wide[2 * g] = uint64_t(p.base + lid);
     wide[2 * g + 1] = uint64_t(int64_t(int(p.sbase + lid)));
 
-    uint k = 0;
+    uint k = 0, k2 = 0;
     for (uint r = 0; r < p.n; r++) {
         for (uint e = lid; e < 4 * W; e += 64)
             tile[e] = src[(r + e / W) * (W + p.off) + e % W];
@@ -44,7 +46,11 @@ void main() {
             k += 1;
         else
             k += 2;
+        if (p.mode == 2 && lid % 5 == 1)
+            k2 += 3;
+        else
+            k2 += 1;
         barrier();
     }
-    count[g] = k;
+    count[g] = k | (k2 << 16);
 }

@@ -47,6 +47,10 @@ CASES = [
     ("flash_attn_prod one invocation", ROOT / "tests" / "shaders" / "flash_attn_prod" / "flash_attn.spv",
      "generic", {}, {}),
     ("long_fragments 4096", ROOT / "tests" / "shaders" / "long_fragments.spv", "generic", {0: 1, 1: 64}, {}),
+    # 32 invocations in lane groups over 128-component fragments (54 s before shared guards and
+    # group-wide row copies): tests/test_flash_attn_prod.py q4_0_k_gqa4_br64_bc16_w32
+    ("flash_attn_prod 32 invocations", ROOT / "tests" / "shaders" / "flash_attn_prod" / "flash_attn_O.spv",
+     "generic", {0: 32, 1: 64, 2: 16, 3: 64, 4: 64, 5: 1, 6: 2, 7: 0, 8: 1, 9: 4}, {}),
     ("q4_gemm", APPS / "q4_gemm.spv", "generic", {}, {}),
     ("q4_gemm_shared", APPS / "q4_gemm_shared.spv", "generic", {}, {}),
     ("q4_gemm_O nvidia", APPS / "q4_gemm_O.spv", "nvidia", {}, {}),

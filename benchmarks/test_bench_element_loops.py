@@ -16,6 +16,7 @@ writes it out component by component, as the generator did before. Side by side 
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def cold_compile(spec, options) -> float:
     """Seconds to compile in a fresh process with an empty jitcoop cache."""
     with tempfile.TemporaryDirectory() as d:
         cmd = [sys.executable, str(PROBE), str(SHADER), "--spec", json.dumps(spec), "--options", json.dumps(options)]
-        out = subprocess.run(cmd, env={**__import__("os").environ, "JITCOOP_CACHE_DIR": d}, capture_output=True,
+        out = subprocess.run(cmd, env={**os.environ, "JITCOOP_CACHE_DIR": d}, capture_output=True,
                              text=True, timeout=1800)
         if out.returncode:
             raise AssertionError(out.stderr[-3000:])

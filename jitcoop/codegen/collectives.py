@@ -247,6 +247,11 @@ class Collectives:
             idx = self.op(f"add i64 {self.lane_reg}, {e * self.W}") if e else self.lane_reg
         return self.op(f"getelementptr {et}, ptr {p}, i64 {idx}")
 
+    def resident_component(self, x, e: str) -> str:
+        """The current lane's component e (an i64 register) of a resident value."""
+        p, et, _ = self.resident_block(x)
+        return self.op(f"load {et}, ptr {self._res_elem(p, et, e)}")
+
     def resident_leaves(self, x) -> list[str]:
         """The current lane's elements of a resident value or variable."""
         p, et, n = self.resident_block(x)

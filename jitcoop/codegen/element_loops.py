@@ -96,7 +96,6 @@ def length(em, ins) -> int:
         t = _matrix(em, ins.operands[1])
         if t is None or t.n <= LONG_FRAGMENT or em.ptr(ins.operands[0], ins).kind != "mem":
             return 0
-        mats = [ins.operands[1]]
     else:
         if ins.result is None or ins.result not in em.resident or ins.result in em.hoisted:
             return 0
@@ -105,13 +104,20 @@ def length(em, ins) -> int:
             return 0
         if op == "OpLoad":
             return t.n if em.ptr(ins.operands[0], ins).kind == "mem" and _uniform_stride(t) else 0
-        mats = [x for x in used_ids(ins) if _matrix(em, x) is not None]
-    for x in mats:
+    for x in _matrix_operands(em, ins):
         if _matrix(em, x).n != t.n or (x not in em.resident and _splat(em, x) is None):
             return 0
     if op == "OpStore" and not _uniform_stride(t):
         return 0
     return t.n
+
+
+def _matrix_operands(em, ins) -> list:
+    """The matrix values an element loop takes component e of: a store's value, else every
+    matrix operand (once each)."""
+    if ins.opname == "OpStore":
+        return [ins.operands[1]]
+    return [x for x in dict.fromkeys(used_ids(ins)) if _matrix(em, x) is not None]
 
 
 def _uniform_stride(t: CoopMat) -> bool:
@@ -121,8 +127,7 @@ def _uniform_stride(t: CoopMat) -> bool:
 def lower(em, ins, rule, n: int):
     """Run `rule` for `ins` once per component, in a loop of n iterations."""
     op = ins.opname
-    mats = ([ins.operands[1]] if op == "OpStore"
-            else [x for x in dict.fromkeys(used_ids(ins)) if _matrix(em, x) is not None])
+    mats = _matrix_operands(em, ins)
     ptr_id = ins.operands[0] if op in MEMORY else None
     result = None if op == "OpStore" else ins.result
     if result is not None:
@@ -157,7 +162,4 @@ def lower(em, ins, rule, n: int):
                 em.ptrs[ptr_id] = p
 
 def _component(em, x, e: str) -> str:
-    if x in em.resident:
-        p, et, _ = em.resident_block(x)
-        return em.op(f"load {et}, ptr {em._res_elem(p, et, e)}")
-    return _splat(em, x)
+    return em.resident_component(x, e) if x in em.resident else _splat(em, x)

@@ -51,7 +51,7 @@ from .llvm import SIZES, Phi
 
 
 # Instructions without effects: guards of loads with only these (and stores to allocas) between
-# them are merged (_LaneGroups._guard_runs).
+# them are merged (_LaneGroups._guard_runs, _no_row_writes).
 _PURE_KINDS = frozenset({"bin", "un", "cmp", "select", "cast", "gep", "load"})
 WIDE_GROUP = 16         # invocations per group where the workgroup is made of whole groups this size
 # Loads in loops whose addresses are sorted out at run time (not affine: lane_strides.py) and turn
@@ -662,8 +662,8 @@ class _LaneGroups:
 
     def _guard_runs(self, guards: list) -> list:
         """The guarded instructions in runs that share one guard: loads taken as uniform or
-        affine that follow one another in a block with only pure instructions between (no store,
-        call or atomic: their rows hold at the first what they hold at the last). A resume
+        affine that follow one another in a block with nothing between that can write a row
+        (_no_row_writes: their rows hold at the first what they hold at the last). A resume
         reloads every live value that way; a guard each, each a divergence exit and a scalar
         entry saving what is live, made the vector copy of a 32-invocation flash attention 12,000
         lines that compiled in 54 s."""
@@ -671,13 +671,13 @@ class _LaneGroups:
         for x in guards:
             last = runs[-1][-1] if runs else None
             if (last is not None and x in self.speculated and last in self.speculated
-                    and self.defined[last][0] == self.defined[x][0] and self._pure_between(last, x)):
+                    and self.defined[last][0] == self.defined[x][0] and self._no_row_writes(last, x)):
                 runs[-1].append(x)
             else:
                 runs.append([x])
         return runs
 
-    def _pure_between(self, a: str, b: str) -> bool:
+    def _no_row_writes(self, a: str, b: str) -> bool:
         """Nothing between a and b (in one block) writes memory but into the function's allocas
         (the homes the reloaded values go to), which no slot row is."""
         ins = self.blocks[self.defined[a][0]].ins

@@ -10,7 +10,7 @@ definitions, with the tolerance stated per function:
   rounded constant);
 - formulas, bounded by a few float32 epsilons of the magnitudes involved (cancellation allowed):
   mix, cross, dot, length, normalize, distance, determinant, smoothstep, and x * y + z, which may be
-  contracted to an fma;
+  contracted to an fma; matrix inverses, by the condition number;
 - pack*norm*: each field within 0.5 (+1e-4) of the scaled value, before rounding.
 MatrixInverse and FrexpStruct have their own shaders (std450_inverse.comp, frexp.comp)."""
 import math
@@ -294,24 +294,71 @@ def test_min_max_with_nan(std450, rng):
     np.testing.assert_array_equal(ru[:, 7], x.view(np.uint32) ^ isnan ^ (isinf << 1))
 
 
-@pytest.mark.xfail(raises=jitcoop.SpirvError, strict=True,
-                   reason="engine: GLSL.std.450 MatrixInverse is not supported (SpirvError at load)")
+# A 4 x 4 integer matrix of determinant 1 (lower x upper unitriangular): its inverse is an integer
+# matrix, and float64 cofactors of such small integers are exact, so the inverse is exact too.
+_L = np.array([[1, 0, 0, 0], [2, 1, 0, 0], [-1, 3, 1, 0], [0, 1, -2, 1]], F64)
+_U = np.array([[1, 2, 0, -1], [0, 1, 1, 0], [0, 0, 1, 3], [0, 0, 0, 1]], F64)
+UNIMODULAR = _L @ _U
+UNIMODULAR_INV = np.rint(np.linalg.inv(_U) @ np.linalg.inv(_L))
+
+
+def _columns(mat):
+    """A matrix's components in SPIR-V's order: column by column."""
+    return mat.T.reshape(-1)
+
+
 def test_matrix_inverse(kc, rng):
-    """GLSL.std.450 MatrixInverse of mat2 and mat3, within a tolerance scaled by the condition."""
+    """GLSL.std.450 MatrixInverse and Determinant of mat2, mat3, mat4 (float32) and dmat3, dmat4:
+    against numpy's float64 inverse within a tolerance scaled by the condition number; the
+    unimodular integer matrix of invocation 0 and a diagonal mat2 bit for bit (hand-checkable:
+    their inverses are exact)."""
     k = kc("std450_inverse")
-    m = rng.uniform(-4, 4, (16, 13)).astype(F32)
-    m[:, :4] += np.array([5, 0, 0, 5], F32)              # keep them well conditioned
-    m[:, 4:] += np.array([5, 0, 0, 0, 5, 0, 0, 0, 5], F32)
-    out = np.zeros(16 * 13, F32)
-    k.dispatch(1, {0: m.reshape(-1), 1: out})
-    out = out.reshape(16, 13)
+    m = rng.uniform(-4, 4, (16, 29)).astype(F32)
+    m[:, :4] += _columns(np.diag([5.0, 5.0])).astype(F32)       # keep them well conditioned
+    m[:, 4:13] += _columns(5 * np.eye(3)).astype(F32)
+    m[:, 13:] += _columns(5 * np.eye(4)).astype(F32)
+    m[0, :4] = _columns(np.diag([2.0, -4.0]))
+    m[0, 13:] = _columns(UNIMODULAR)
+    d = rng.uniform(-4, 4, (16, 25))
+    d[:, :9] += _columns(5 * np.eye(3))
+    d[:, 9:] += _columns(5 * np.eye(4))
+    d[0, 9:] = _columns(UNIMODULAR)
+    r, e = np.zeros(16 * 32, F32), np.zeros(16 * 27, F64)
+    k.dispatch(1, {0: m.reshape(-1), 1: r, 2: d.reshape(-1), 3: e})
+    r, e = r.reshape(16, 32), e.reshape(16, 27)
+    np.testing.assert_array_equal(r[0, :4], _columns(np.diag([0.5, -0.25])).astype(F32))
+    np.testing.assert_array_equal(r[0, 13:29], _columns(UNIMODULAR_INV).astype(F32))
+    assert r[0, 29] == -8.0 and r[0, 31] == 1.0
+    np.testing.assert_array_equal(e[0, 9:25], _columns(UNIMODULAR_INV))
+    assert e[0, 26] == 1.0
     for i in range(16):
-        m2 = m[i, :4].astype(F64).reshape(2, 2).T            # columns -> matrix
-        m3 = m[i, 4:].astype(F64).reshape(3, 3).T
-        for got, mat, n in ((out[i, :4], m2, 2), (out[i, 4:], m3, 3)):
+        mats = [(m[i, a:a + n * n].astype(F64).reshape(n, n).T, r[i, o:o + n * n], r[i, det], EPS32)
+                for a, o, n, det in ((0, 0, 2, 29), (4, 4, 3, 30), (13, 13, 4, 31))]
+        mats += [(d[i, a:a + n * n].reshape(n, n).T, e[i, o:o + n * n], e[i, det], EPS64)
+                 for a, o, n, det in ((0, 0, 3, 25), (9, 9, 4, 26))]
+        for mat, got, got_det, eps in mats:
+            n = mat.shape[0]
             inv = np.linalg.inv(mat)
-            tol = 64 * EPS32 * np.linalg.cond(mat) * np.abs(inv).max()
+            tol = 64 * eps * np.linalg.cond(mat) * np.abs(inv).max()
             np.testing.assert_allclose(got.reshape(n, n).T, inv, rtol=0, atol=tol)
+            # the determinant: float64 products of the entries, rounded once
+            scale = np.prod(np.abs(mat).max(axis=1))
+            assert abs(got_det - np.linalg.det(mat)) <= 4 * eps * scale * math.factorial(n), (i, n)
+
+
+def test_long_lane_loops_are_kept_from_llvms_loop_vectorizer(kc):
+    """LLVM unrolls the inverse shader's loops into a lane loop of thousands of instructions,
+    on which its loop vectorizer spent 18 of a 20 s compile and vectorized nothing: the lane loop
+    of a body past KernelGen.LANE_VECTORIZE_MAX instructions is marked not to be vectorized; a
+    short one (saxpy's, which LLVM does vectorize) is not."""
+    from jitcoop.codegen.emitter import KernelGen
+    marked = '!{!"llvm.loop.vectorize.enable", i1 false}'
+    k = kc("std450_inverse")
+    latch = k.source.split("\nlane.latch:\n", 1)[1].split(":\n", 1)[0]
+    assert "label %lane.head" in latch and "!llvm.loop !8996" in latch and marked in k.source
+    assert k.source.split("\nlane.head:", 1)[1].count("\n  ") > KernelGen.LANE_VECTORIZE_MAX
+    saxpy = kc("core/saxpy")
+    assert marked not in saxpy.source
 
 
 def test_frexp(kc, rng):

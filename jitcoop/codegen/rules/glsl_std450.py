@@ -410,27 +410,63 @@ def _unpack_double(em, ins, args):
     em.define(ins, [em.op(f"trunc i64 {b} to i32"), em.op(f"trunc i64 {em.op(f'lshr i64 {b}, 32')} to i32")])
 
 
+class _Minors:
+    """Determinants of the square submatrices of an n x n matrix (n <= 4), in float64, by
+    Laplace expansion along their first row; each submatrix's once (a 4 x 4 inverse needs the
+    sixteen 3 x 3 minors, which share their 2 x 2 ones). a(row, column): a float64 value."""
+
+    def __init__(self, em, a, n: int):
+        self.em, self.a, self.n = em, a, n
+        self.memo = {}
+
+    def det(self, rows: tuple, cols: tuple) -> str:
+        key = (rows, cols)
+        if key not in self.memo:
+            em = self.em
+            if len(rows) == 1:
+                d = self.a(rows[0], cols[0])
+            else:
+                d = None
+                for j, c in enumerate(cols):
+                    term = em.op(f"fmul double {self.a(rows[0], c)}, "
+                                 f"{self.det(rows[1:], cols[:j] + cols[j + 1:])}")
+                    d = term if d is None else em.op(f"{'fsub' if j % 2 else 'fadd'} double {d}, {term}")
+            self.memo[key] = d
+        return self.memo[key]
+
+    def cofactor(self, r: int, c: int) -> str:
+        """(-1)^(r + c) x the determinant without row r and column c."""
+        rest = lambda i: tuple(x for x in range(self.n) if x != i)      # noqa: E731
+        d = self.det(rest(r), rest(c))
+        return self.em.op(f"fneg double {d}") if (r + c) % 2 else d
+
+
+def _square(em, arg):
+    """(n, component type, a(row, column) as float64) of a square matrix operand (its values
+    are columns: component (c, r) is value c * n + r)."""
+    mt = em.value_type(arg)
+    m = em.vals(arg)
+    n, s = mt.ncols, mt.col.elem
+    return n, s, lambda r, c: _d(em, m[c * n + r], s)
+
+
 @ext_rule(GLSL, "Determinant")
 def _determinant(em, ins, args):
-    mt = em.value_type(args[0])
-    m = em.vals(args[0])
-    n = mt.ncols
-    s = mt.col.elem
-    a = lambda c, r: _d(em, m[c * n + r], s)
+    n, s, a = _square(em, args[0])
+    em.define(ins, [round_from64(em, _Minors(em, a, n).det(tuple(range(n)), tuple(range(n))), s)])
 
-    def mul(x, y):
-        return em.op(f"fmul double {x}, {y}")
 
-    def sub(x, y):
-        return em.op(f"fsub double {x}, {y}")
-
-    if n == 2:
-        e = sub(mul(a(0, 0), a(1, 1)), mul(a(1, 0), a(0, 1)))
-    elif n == 3:
-        t0 = mul(a(0, 0), sub(mul(a(1, 1), a(2, 2)), mul(a(2, 1), a(1, 2))))
-        t1 = mul(a(1, 0), sub(mul(a(0, 1), a(2, 2)), mul(a(2, 1), a(0, 2))))
-        t2 = mul(a(2, 0), sub(mul(a(0, 1), a(1, 2)), mul(a(1, 1), a(0, 2))))
-        e = em.op(f"fadd double {sub(t0, t1)}, {t2}")
-    else:
-        raise SpirvError("Determinant of a 4x4 matrix is not supported yet", **ins.where())
-    em.define(ins, [round_from64(em, e, s)])
+@ext_rule(GLSL, "MatrixInverse")
+def _matrix_inverse(em, ins, args):
+    """The adjugate over the determinant, in float64, each component rounded once: component
+    (row r, column c) of the inverse is cofactor (c, r) / det. Undefined for singular matrices
+    (the spec's words): here the division's infinities and NaNs."""
+    n, s, a = _square(em, args[0])
+    minors = _Minors(em, a, n)
+    det = None
+    for c in range(n):              # along row 0, with the cofactors the inverse needs anyway
+        term = em.op(f"fmul double {a(0, c)}, {minors.cofactor(0, c)}")
+        det = term if det is None else em.op(f"fadd double {det}, {term}")
+    out = [round_from64(em, em.op(f"fdiv double {minors.cofactor(c, r)}, {det}"), s)
+           for c in range(n) for r in range(n)]
+    em.define(ins, out)

@@ -5,7 +5,7 @@ set -e
 cd "$(dirname "$0")"
 G=${GLSLANG:-/root/.cache/glslang16/bin/glslang}
 V="-V --target-env vulkan1.3 -S comp"
-for s in plumbing ids oob inverse bda coopmat tensor qcom spin; do
+for s in plumbing ids oob unsupported bda coopmat tensor qcom spin; do
     $G $V $s.comp -o $s.spv >/dev/null
 done
 $G $V coopvec.comp -o coopvec.spv >/dev/null

@@ -119,6 +119,12 @@ def _exp(r):
                               3: np.zeros(n, np.float16)})
 
 
+@recipe(T + "core/fail_late.spv")
+def _fail_late(r):
+    # no workgroup past fail_from: every store in bounds
+    return Dispatch(40, {0: r.bits(64 * 40, np.uint32), 1: r.bits(64, np.uint32)}, push=u32(40), threads=2)
+
+
 @recipe(T + "core/saxpy.spv", B + "saxpy.spv")
 def _saxpy(r):
     n = 500                                         # two workgroups, the second partly idle
@@ -407,8 +413,11 @@ def _std450(r):
                         7: np.zeros(n * 8, np.uint32)})
 
 
-exclude("GLSL.std.450 MatrixInverse is not supported (a SpirvError at load; the test is a strict "
-        "xfail)", T + "std450_inverse.spv")
+@recipe(T + "std450_inverse.spv")
+def _std450_inverse(r):
+    m = r.f32(16 * 29, -4.0, 4.0)
+    return Dispatch(1, {0: m, 1: np.zeros(16 * 32, np.float32), 2: r.rng.uniform(-4, 4, 16 * 25),
+                        3: np.zeros(16 * 27, np.float64)})
 
 
 @recipe(T + "subgroup_divergent.spv")

@@ -42,6 +42,9 @@ CASES = [
     # a 128 x 128 fragment (512 elements an invocation): the largest lane body of the fuzz corpus
     ("arith 128x128", ROOT / "tests" / "shaders" / "coopmat" / "arith_f128.spv", "generic", {}, {}),
     ("flash_attn", APPS / "flash_attn.spv", "generic", {}, {}),
+    # float32 and float64 matrix inverses in loops LLVM unrolls into a long lane loop (its loop
+    # vectorizer took 18 s of 20 before the lane loop was marked: emitter.LANE_VECTORIZE_MAX)
+    ("std450_inverse", ROOT / "tests" / "shaders" / "std450_inverse.spv", "generic", {}, {}),
     # the production flash attention with its default specialization constants: one invocation
     # per workgroup, so 2048-component fragments (element loops: codegen/element_loops.py)
     ("flash_attn_prod one invocation", ROOT / "tests" / "shaders" / "flash_attn_prod" / "flash_attn.spv",

@@ -538,11 +538,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         lane.incoming.append((nxt, "lane.latch"))
         # a lane-invariant kernel runs lane 0's code for every lane
         more = fn.op(f"icmp ult i64 {nxt}, {self._lane_count()}")
+        md = self._lane_loop_md()
         if self.has_collectives:
-            fn.cbr(more, "lane.head", "sched.pick")
+            fn.emit(f"br i1 {more}, label %lane.head, label %sched.pick{md}")
             self._emit_scheduler(st)
         else:
-            fn.cbr(more, "lane.head", "wg.latch")
+            fn.emit(f"br i1 {more}, label %lane.head, label %wg.latch{md}")
             # the workgroup prologue runs the lanes
             fn.resume(self.wg_tail)
             fn.br("lane.head")
@@ -570,6 +571,22 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         home = self.fn.alloca("i64", "lanes")
         self.entry_defs.append(f"store volatile i64 {n}, ptr {home}")
         return self.fn.op(f"load volatile i64, ptr {home}")
+
+    # LLVM's loop vectorizer, given a lane loop with a known trip count, took 18 s of a 20 s
+    # compile on one whose inner loops LLVM had unrolled into a long body (a shader of float32
+    # and float64 matrix inverses), and vectorized nothing: bodies past this many instructions
+    # (here, before LLVM's unrolling) are marked not to be vectorized. The lane loops it does
+    # vectorize are short (saxpy's, the small kernels without lane groups); see LOOP_ACCESS_BUDGET
+    # for the long ones' other cost.
+    LANE_VECTORIZE_MAX = 1000
+
+    def _lane_loop_md(self) -> str:
+        """The lane loop's back edge metadata: none, or not to be vectorized (LANE_VECTORIZE_MAX)."""
+        if self.meta.lanes_run <= 1 or self.fn.instructions() <= self.LANE_VECTORIZE_MAX:
+            return ""
+        self.decls.setdefault("!jc.lane_loop", '!8996 = distinct !{!8996, !8997}\n'
+                                               '!8997 = !{!"llvm.loop.vectorize.enable", i1 false}')
+        return ", !llvm.loop !8996"
 
     def _emit_lane_groups(self):
         """The vector copy of the lane code (codegen/lanevec.py), where invocations may differ."""

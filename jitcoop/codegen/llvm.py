@@ -188,14 +188,20 @@ class Function:
 
     def memory_ops(self) -> int:
         """How many loads and stores the function holds so far."""
+        return self._count(lambda s: s.startswith("store ") or " = load " in s)
+
+    def instructions(self) -> int:
+        """How many instructions the function holds so far."""
+        return self._count(lambda s: bool(s) and not s.startswith(";"))
+
+    def _count(self, pred) -> int:
         def count(lines):
             n = 0
             for x in lines:
                 if isinstance(x, list):
                     n += count(x)
                 elif isinstance(x, str):
-                    s = x.lstrip()
-                    n += s.startswith("store ") or " = load " in s
+                    n += pred(x.lstrip())
             return n
         return sum(count(lines) for _, lines in self.blocks)
 

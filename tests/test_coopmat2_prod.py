@@ -23,7 +23,8 @@ read, and B's rows from N to padded_N, which it reads on the fast path and must 
 Compile time: a specialization of this module compiles in 3 to 12 s on the 2-core machine with
 the default options (the kernel has some 35 decode sites). The default run has two kernels (the
 small tile, q4_0 on the generic profile and q8_0 on the H100's) and the dequantizers' hand-worked
-blocks; every other combination, and the module as glslang writes it, are in the slow set.
+blocks, and the module's default specialization (one invocation a workgroup); every other
+combination, and the module as glslang writes it, are in the slow set.
 """
 from __future__ import annotations
 
@@ -246,6 +247,20 @@ def test_mul_mm_q(t, kind, profile):
     k = kernel(t, kind, profile)
     for p in problems(t):
         run_and_check(k, t, kind, p)
+
+
+# The module's own specialization constants: BLOCK_SIZE 1, BM = BN = 128, BK = 32, q4_0. One
+# invocation holds every 128 x 128 matrix (16,384 components): a one-invocation, lane-invariant
+# kernel whose accumulators' zero reached each branch as 16,384 row stores (over 120 s to
+# compile, the compile limit; 6-8 s now).
+DEFAULT = Tile("default", 1, 128, 128, 32, False)
+
+
+def test_the_default_specialization():
+    k = jitcoop.Device("generic").load(SH / MODULE).kernel()
+    assert k.local_size == (1, 1, 1)
+    for p in problems(DEFAULT)[:3]:
+        run_and_check(k, DEFAULT, Q4_0, p)
 
 
 @pytest.mark.slow

@@ -268,7 +268,12 @@ class Collectives:
             raise SpirvError(f"a value of {len(vals)} components stored into a matrix of {n}")
         if self.invariant and not self.in_each_lane:
             # a lane-invariant kernel outside each_lane stores only splats (initializers and
-            # constants reaching a phi): the same in every lane's column
+            # constants reaching a phi): the same in every lane's column; one value in every
+            # component is one fill of the whole block (a 128 x 128 accumulator of a one-invocation
+            # workgroup wrote 16,384 row stores at each branch its zero reached)
+            if len(set(vals)) == 1:
+                self.fill_row(p, et, n * self.W, vals[0])
+                return
             for e, v in enumerate(vals):
                 row = self.op(f"getelementptr {et}, ptr {p}, i64 {e * self.W}")
                 self.fill_row(row, et, self.W, v)

@@ -15,6 +15,7 @@ import numpy as np
 from . import devices
 from .errors import BindingError, ExecutionError, SpirvError
 from .runtime.memory import AddressSpace, Buffer, byte_view
+from .runtime.snapshot import Snapshot
 from .spirv.module import Module as SpirvModule
 from .spirv.types import describe
 
@@ -200,23 +201,21 @@ class Kernel:
         _check_run_options(threads, timeout)
         nwg = grid[0] * grid[1] * grid[2]
         meta = self.meta
-        bind, keep, writebacks, snapshots = self._bind(bindings or {})
+        bind, keep, writebacks, written = self._bind(bindings or {})
         push_data = self._push(push)
         keep.append(push_data)
         phys = []
         for b in self.device.memory.buffers():
             phys.append((b.address, b.nbytes))
             if meta.writes_physical:
-                snapshots.append((b.bytes, b.bytes.copy()))
-        def restore():
-            for view, snap in snapshots:
-                view[:] = snap
+                written.append(b.bytes)
+        snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
         out = run.run(self._compiled.fn, meta, self._consts, grid, bind,
                       (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
-                      _threads(threads, nwg), timeout, restore)
+                      _threads(threads, nwg), timeout, snapshot)
         failed = [e for e in out.errs if e[0] > 0]
         if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
-            restore()
+            snapshot.restore()
             if failed:
                 e = min(failed, key=lambda e: e[1])
                 raise self._execution_error(e, grid)
@@ -254,9 +253,9 @@ class Kernel:
                 raise BindingError(f"binding (set {key[0]}, binding {key[1]}) is not used by entry point "
                                    f"{self.entry!r}; it uses {sorted(used) or 'no bindings'}")
         # Several variables may share a binding (aliases): the buffer is written if any of them writes.
-        written = {(b.set, b.binding) for b in meta.bindings if b.writable}
+        writes = {(b.set, b.binding) for b in meta.bindings if b.writable}
         bind = []
-        keep, writebacks, snapshots = [], [], []
+        keep, writebacks, written = [], [], []
         views = {}
         for b in meta.bindings:
             key = (b.set, b.binding)
@@ -264,15 +263,15 @@ class Kernel:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}: "
                                    f"{describe(b.type)}) has no buffer")
             if key not in views:
-                views[key] = self._prepare(norm[key], b, key in written, keep, writebacks, snapshots)
+                views[key] = self._prepare(norm[key], b, key in writes, keep, writebacks, written)
             view = views[key]
             if view.nbytes < b.min_size:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}) needs at least "
                                    f"{b.min_size} bytes; the buffer has {view.nbytes}")
             bind += [view.ctypes.data, view.nbytes]
-        return bind, keep, writebacks, snapshots
+        return bind, keep, writebacks, written
 
-    def _prepare(self, value, b, writable, keep, writebacks, snapshots):
+    def _prepare(self, value, b, writable, keep, writebacks, written):
         if isinstance(value, Buffer):
             view = value.bytes
         else:
@@ -294,7 +293,7 @@ class Kernel:
                     writebacks.append((arr, view.view(arr.dtype).reshape(arr.shape)))
         keep.append(view)
         if writable:
-            snapshots.append((view, view.copy()))
+            written.append(view)        # (copied before the dispatch runs: runtime.snapshot)
         return view
 
     def _push(self, push) -> np.ndarray:

@@ -147,3 +147,28 @@ def test_float_copies_move_the_bits():
     ok = ~np.isnan(ref)
     np.testing.assert_array_equal(of[ok], ref[ok])
     assert np.isnan(of[~ok]).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("fail_from", [1, 2000, 32767])
+def test_a_failed_dispatch_leaves_large_buffers_as_they_were(threads, fail_from):
+    """The buffers a dispatch writes are copied before it runs, by all its threads, a piece
+    each (runtime.snapshot): 8 MB of `o` are many pieces. Every workgroup writes its slice of `o`;
+    workgroups from `fail_from` on store past the end of `s`. The error names the first failing
+    workgroup, as on one thread, and both arrays come back as they were, bit for bit; with no
+    failing workgroup, `o` holds what each invocation wrote."""
+    k = jitcoop.Device().load(SHADERS / "core" / "fail_late.spv").kernel()
+    rng = np.random.default_rng(fail_from)
+    n_wg = 32768
+    o = rng.integers(0, 2 ** 32, 64 * n_wg, dtype=np.uint64).astype(np.uint32)
+    s = rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    o0, s0 = o.copy(), s.copy()
+    with pytest.raises(jitcoop.ExecutionError) as e:
+        k.dispatch(n_wg, {0: o, 1: s}, push=np.array([fail_from], np.uint32), threads=threads)
+    assert e.value.opname == "OpStore" and e.value.workgroup == (fail_from, 0, 0)
+    np.testing.assert_array_equal(o, o0)
+    np.testing.assert_array_equal(s, s0)
+    k.dispatch(n_wg, {0: o, 1: s}, push=np.array([n_wg], np.uint32), threads=threads)
+    i = np.arange(64 * n_wg, dtype=np.uint64)
+    np.testing.assert_array_equal(o, (i * 2654435761 % 2 ** 32).astype(np.uint32))
+    np.testing.assert_array_equal(s, s0)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import watch, workers
 from .memory import range_table
+from .snapshot import Snapshot
 from .watch import FAILED, INTERRUPTED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
 
 
@@ -37,36 +38,37 @@ class Outcome:
 
 
 def run(fn, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, physical: list,
-        nthreads: int, timeout: float | None, restore=None) -> Outcome:
+        nthreads: int, timeout: float | None, snapshot: Snapshot | None = None) -> Outcome:
     """Run every workgroup of `grid`. bind: [address, size] per binding; push: (address, size);
-    physical: (address, size) of every buffer a device address may point into; restore(): puts
-    the buffers back as they were before the dispatch (to find the first failure again)."""
+    physical: (address, size) of every buffer a device address may point into; snapshot: the
+    buffers the dispatch may write, copied by its threads before the first kernel (restored
+    here to find the first failure again, and by the caller after a failure)."""
     nwg = grid[0] * grid[1] * grid[2]
-    out = _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, 0, nwg)
-    if out.cancel == FAILED and nthreads > 1 and restore is not None:
+    out = _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, 0, nwg, snapshot)
+    if out.cancel == FAILED and nthreads > 1 and snapshot is not None:
         first = min(int(e[1]) for e in out.errs if e[0] > 0)
         if first > 0:
-            restore()
-            again = _run(fn, meta, consts, grid, bind, push, physical, 1, timeout, 0, first)
+            snapshot.restore()
+            again = _run(fn, meta, consts, grid, bind, push, physical, 1, timeout, 0, first, None)
             if any(e[0] > 0 for e in again.errs) or again.cancel:
                 again.seconds += out.seconds
                 return again
     return out
 
 
-def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin: int, end: int) -> Outcome:
-    """Run workgroups [begin, end) on nthreads worker threads."""
+def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin: int, end: int,
+         snapshot: Snapshot | None) -> Outcome:
+    """Run workgroups [begin, end) on nthreads worker threads, each taking its part of the
+    snapshot first."""
     nwg = end        # workgroups up to (not including) this one
     ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + list(physical)
     ranges.append(push)
-    scratch, keep = [], []
+    scratch = []
     lanes = int(np.prod(meta.local_size))
-    for _ in range(nthreads):
-        sh = np.zeros(max(16, meta.shared_size), np.uint8)
-        pv = np.zeros(max(16, meta.private_frame * lanes), np.uint8)
-        wk = np.zeros(max(64, meta.work_size), np.uint8)
+    sizes = (max(16, meta.shared_size), max(16, meta.private_frame * lanes), max(64, meta.work_size))
+    held = [_scratch.take(sizes) for _ in range(nthreads)]
+    for sh, pv, wk in held:
         scratch.append(np.array([sh.ctypes.data, pv.ctypes.data, wk.ctypes.data, consts.ctypes.data], np.int64))
-        keep += [sh, pv, wk]
         ranges += [(sh.ctypes.data, sh.nbytes), (pv.ctypes.data, pv.nbytes)]
     table = range_table(ranges)
     grid_a = np.array(grid, np.int64)
@@ -91,6 +93,8 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
 
     def work(t):
         scratch_at, err_at = own[t]
+        if snapshot is not None:
+            snapshot.take()
         while True:
             with lock:
                 s = counter[0]
@@ -122,6 +126,43 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
     seconds = time.perf_counter() - t0
     for r in running:
         r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here
-    del keep
+    _scratch.give(sizes, held)      # (not before: every thread has ended)
     return Outcome(errs, int(cancel[0]), seconds, nthreads)
+
+
+class _ScratchPool:
+    """Shared, private and work memory for the threads of dispatches, kept between dispatches:
+    fresh arrays (calloc) came as untouched pages, faulted in and zeroed by the kernels while they
+    ran (wg_tensor's 768 KB of work memory per thread); a kept one is zeroed again here, its pages
+    in place. Kept by size, up to KEEP bytes in all (the most recent)."""
+    KEEP = 64 << 20
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.free: dict[tuple, list] = {}
+        self.bytes = 0
+
+    def take(self, sizes: tuple) -> tuple:
+        with self.lock:
+            kept = self.free.get(sizes)
+            got = kept.pop() if kept else None
+            if got is not None:
+                self.bytes -= sum(sizes)
+        if got is None:
+            return tuple(np.zeros(n, np.uint8) for n in sizes)
+        for a in got:
+            a.fill(0)
+        return got
+
+    def give(self, sizes: tuple, sets: list):
+        with self.lock:
+            for s in sets:
+                if self.bytes + sum(sizes) > self.KEEP:
+                    self.free.clear()
+                    self.bytes = 0
+                self.free.setdefault(sizes, []).append(s)
+                self.bytes += sum(sizes)
+
+
+_scratch = _ScratchPool()
 

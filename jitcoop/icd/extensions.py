@@ -15,6 +15,7 @@ DEVICE = (
     "VK_KHR_driver_properties", "VK_KHR_get_memory_requirements2", "VK_KHR_maintenance1",
     "VK_KHR_maintenance3", "VK_KHR_maintenance4", "VK_KHR_maintenance5", "VK_KHR_push_descriptor",
     "VK_KHR_shader_atomic_int64", "VK_KHR_shader_float16_int8", "VK_KHR_shader_float_controls",
+    "VK_KHR_shader_integer_dot_product",
     "VK_KHR_shader_non_semantic_info", "VK_KHR_shader_subgroup_extended_types", "VK_KHR_spirv_1_4",
     "VK_KHR_storage_buffer_storage_class", "VK_KHR_synchronization2", "VK_KHR_timeline_semaphore",
     "VK_KHR_uniform_buffer_standard_layout", "VK_KHR_variable_pointers", "VK_KHR_vulkan_memory_model",

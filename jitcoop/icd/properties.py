@@ -143,7 +143,7 @@ ENGINE_FEATURES = {
     "vulkanMemoryModelAvailabilityVisibilityChains", "scalarBlockLayout", "subgroupBroadcastDynamicId",
     # 1.3
     "pipelineCreationCacheControl", "privateData", "subgroupSizeControl", "computeFullSubgroups",
-    "synchronization2", "maintenance4",
+    "synchronization2", "maintenance4", "shaderIntegerDotProduct",
     # extensions
     "maintenance5", "shaderBufferFloat32Atomics", "shaderBufferFloat32AtomicAdd", "shaderBufferFloat64Atomics",
     "shaderBufferFloat64AtomicAdd", "shaderSharedFloat32Atomics", "shaderSharedFloat32AtomicAdd",
@@ -152,7 +152,8 @@ ENGINE_FEATURES = {
     "workgroupMemoryExplicitLayout8BitAccess", "workgroupMemoryExplicitLayout16BitAccess",
 }
 # Not offered: robust buffer access (an out-of-bounds access is an error here, never clamped),
-# images and everything graphics, integer dot products, descriptor arrays.
+# images and everything graphics, descriptor arrays. Integer dot products are offered, none of
+# them "accelerated" (the properties' flags: they run as scalar multiplies and adds).
 
 
 def features(profile) -> dict:

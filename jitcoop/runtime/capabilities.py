@@ -25,4 +25,7 @@ SUPPORTED_CAPABILITIES = {
     "CooperativeMatrixPerElementOperationsNV", "CooperativeMatrixPerElementOperationsEXT",
     "CooperativeMatrixTensorAddressingNV", "CooperativeMatrixBlockLoadsNV", "TensorAddressingNV",
     "CooperativeMatrixDecodeVectorNV", "LongVectorEXT",
+    # SPV_KHR_integer_dot_product (the newest grammar drops the KHR suffixes; both are accepted)
+    "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
+    "DotProductKHR", "DotProductInputAllKHR", "DotProductInput4x8BitKHR", "DotProductInput4x8BitPackedKHR",
 }

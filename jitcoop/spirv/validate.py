@@ -990,6 +990,31 @@ def _dot(v, ins, f):
     v.want(ins, v.same(v.comp(ta), r), f"result type {v.describe(r)} for vectors of {v.describe(ta)}")
 
 
+def _integer_dot(v, ins, f):
+    """SPV_KHR_integer_dot_product: two integer vectors of one component count and width, or two
+    32-bit integer scalars with PackedVectorFormat4x8Bit; an integer scalar result at least as
+    wide as their components; the AccSat forms' accumulator of the result's type."""
+    o, r = ins.operands, ins.result_type
+    n = 3 if "AccSat" in ins.opname else 2
+    v.want(ins, len(o) in (n, n + 1), f"{ins.opname} takes {n} operands and an optional packed vector format")
+    v.want(ins, v.kind(r) == "int" and v.count(r) == 1, f"result type {v.describe(r)}, not an integer scalar")
+    a, b = (v.numeric(ins, x, ("int",)) for x in o[:2])
+    if len(o) > n:
+        v.want(ins, o[n] == 0, f"packed vector format {o[n]}: only PackedVectorFormat4x8Bit (0) exists")
+        for t in (a, b):
+            v.want(ins, v.count(t) == 1 and v.width(t) == 32,
+                   f"a packed operand of type {v.describe(t)}: a 32-bit integer scalar is needed")
+        cw = 8
+    else:
+        v.want(ins, v.top(a) == "OpTypeVector" and v.count(a) == v.count(b) and v.width(a) == v.width(b),
+               f"operands of types {v.describe(a)} and {v.describe(b)}: integer vectors of one count and "
+               "width are needed (or 32-bit scalars with PackedVectorFormat4x8Bit)")
+        cw = v.width(a)
+    v.want(ins, v.width(r) >= cw, f"a {v.width(r)}-bit result for {cw}-bit components")
+    if n == 3:
+        v.like(ins, o[2], r, "accumulator")
+
+
 def _times_scalar(v, ins, f):
     r = ins.result_type
     a, s = ins.operands[:2]
@@ -1311,6 +1336,8 @@ _TYPE_RULES = {
     "OpBitFieldInsert": _bitfield, "OpBitFieldSExtract": _bitfield, "OpBitFieldUExtract": _bitfield,
     "OpBitCount": _bitcount, "OpBitReverse": _bitcount,
     **{op: _extended for op in ("OpIAddCarry", "OpISubBorrow", "OpUMulExtended", "OpSMulExtended")},
+    **{op + suffix: _integer_dot for op in ("OpSDot", "OpUDot", "OpSUDot", "OpSDotAccSat", "OpUDotAccSat",
+                                            "OpSUDotAccSat") for suffix in ("", "KHR")},
     "OpDot": _dot, "OpVectorTimesScalar": _times_scalar, "OpMatrixTimesScalar": _times_scalar,
     **{op: _matrix_op for op in ("OpMatrixTimesVector", "OpVectorTimesMatrix", "OpMatrixTimesMatrix",
                                  "OpOuterProduct", "OpTranspose")},

@@ -413,6 +413,14 @@ def _std450(r):
                         7: np.zeros(n * 8, np.uint32)})
 
 
+@recipe(T + "integer_dot.spv")
+def _integer_dot(r):
+    n = 128
+    return Dispatch(n // 64, {0: r.bits(n, np.uint32), 1: r.bits(n, np.uint32), 2: r.bits(n, np.uint32),
+                              3: np.zeros(n * 16, np.uint32), 4: np.zeros(n, np.uint16),
+                              5: np.zeros(n, np.uint64)})
+
+
 @recipe(T + "std450_inverse.spv")
 def _std450_inverse(r):
     m = r.f32(16 * 29, -4.0, 4.0)

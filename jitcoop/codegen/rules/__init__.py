@@ -69,6 +69,7 @@ def load_all():
     from . import nv_coopvec  # noqa: F401
     from . import nv_coopmat2  # noqa: F401
     from . import qcom_coopmat  # noqa: F401
+    from . import khr_integer_dot  # noqa: F401
     if not _core_pure:
         _core_pure.append(True)
         # Arithmetic, conversions and composites are pure; OpCopyObject/OpSelect may carry pointers

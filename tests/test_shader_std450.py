@@ -350,7 +350,7 @@ def test_long_lane_loops_are_kept_from_llvms_loop_vectorizer(kc):
     """LLVM unrolls the inverse shader's loops into a lane loop of thousands of instructions,
     on which its loop vectorizer spent 18 of a 20 s compile and vectorized nothing: the lane loop
     of a body past KernelGen.LANE_VECTORIZE_MAX instructions is marked not to be vectorized; a
-    short one (saxpy's, which LLVM does vectorize) is not."""
+    short one (saxpy's) is left to LLVM."""
     from jitcoop.codegen.emitter import KernelGen
     marked = '!{!"llvm.loop.vectorize.enable", i1 false}'
     k = kc("std450_inverse")

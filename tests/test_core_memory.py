@@ -172,3 +172,38 @@ def test_a_failed_dispatch_leaves_large_buffers_as_they_were(threads, fail_from)
     i = np.arange(64 * n_wg, dtype=np.uint64)
     np.testing.assert_array_equal(o, (i * 2654435761 % 2 ** 32).astype(np.uint32))
     np.testing.assert_array_equal(s, s0)
+
+
+def test_an_interrupted_snapshot_restores_only_what_it_copied(monkeypatch):
+    """A Ctrl-C between two pieces of the snapshot (runtime.snapshot) on the only thread: the
+    dispatch stops before any kernel runs, and restore() puts back the pieces copied, never the
+    uninitialised copies of the others. A piece taken and not counted (a Ctrl-C between taking
+    and copying it) leaves the other threads waiting only until the dispatch is cancelled."""
+    from jitcoop.runtime import snapshot as S
+    rng = np.random.default_rng(7)
+    buf = rng.integers(0, 256, 4 * S.PIECE + 100, dtype=np.uint8)
+    before = buf.copy()
+    snap = S.Snapshot([buf])
+    calls = []
+    real = np.copyto
+
+    def copy_then_interrupt(dst, src):
+        real(dst, src)
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(S.np, "copyto", copy_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        snap.take()
+    # the second piece's copy ended, and the interrupt came before it was marked: not restored,
+    # which is right, since no kernel ran; nor are the pieces never copied
+    assert snap.copied == [True, False, False, False, False]
+    buf[:S.PIECE] = 0                     # a write where a copy was marked is put right
+    snap.restore()
+    np.testing.assert_array_equal(buf, before)
+    # a piece lost between taking and counting: the waiter gives up once cancelled
+    lost = S.Snapshot([buf])
+    next(lost._counter)
+    monkeypatch.setattr(S.np, "copyto", real)
+    assert lost.take(lambda: True) is False
+    assert lost.copied[0] is False and all(lost.copied[1:])

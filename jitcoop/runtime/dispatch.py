@@ -17,6 +17,7 @@ kernel at once.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -93,8 +94,8 @@ def _run(fn, meta, consts, grid, bind, push, physical, nthreads, timeout, begin:
 
     def work(t):
         scratch_at, err_at = own[t]
-        if snapshot is not None:
-            snapshot.take()
+        if snapshot is not None and not snapshot.take(lambda: cancel[0]):
+            return
         while True:
             with lock:
                 s = counter[0]
@@ -165,4 +166,13 @@ class _ScratchPool:
 
 
 _scratch = _ScratchPool()
+
+
+def _forget_scratch():
+    """A forked child starts a pool of its own (the parent's lock may have been held)."""
+    global _scratch
+    _scratch = _ScratchPool()
+
+
+os.register_at_fork(after_in_child=_forget_scratch)
 

@@ -12,6 +12,7 @@ when its copy returns (CPython hands it over after 5 ms).
 """
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -29,30 +30,42 @@ class Snapshot:
         self.copies = [np.empty_like(v) for v in self.views]
         self.pieces = [(i, s, min(s + PIECE, v.nbytes))
                        for i, v in enumerate(self.views) for s in range(0, v.nbytes, PIECE)]
-        self._next = self._done = 0
+        self.copied = [False] * len(self.pieces)
+        self._counter = itertools.count()
+        self._done = 0
         self._lock = threading.Lock()
         self._all = threading.Event()
         if not self.pieces:
             self._all.set()
 
-    def take(self):
+    def take(self, cancelled=lambda: False) -> bool:
+        """Copy pieces until none is left, then wait for the others' (True), or until
+        cancelled() while some piece is not copied (False: run no kernel then). A Ctrl-C may
+        leave a piece taken and not counted; the dispatch is cancelled then, so nobody waits for
+        it. Pieces are handed out by itertools.count, one C call, so none is taken twice."""
         n = len(self.pieces)
         while True:
-            with self._lock:
-                i = self._next
-                self._next += 1
+            i = next(self._counter)
             if i >= n:
                 break
             v, s, e = self.pieces[i]
             try:
                 np.copyto(self.copies[v][s:e], self.views[v][s:e])
+                self.copied[i] = True
             finally:                # (counted even if it raised: the others must not wait forever)
                 with self._lock:
                     self._done += 1
                     if self._done == n:
                         self._all.set()
-        self._all.wait()            # pieces other threads are copying: a piece's time at most
+        while not self._all.wait(0.05):     # pieces other threads copy: a piece's time at most
+            if cancelled():
+                return False
+        return True
 
     def restore(self):
-        for view, copy in zip(self.views, self.copies):
-            view[:] = copy
+        """The copied pieces back. A piece not copied was never written: a Ctrl-C on the only
+        thread, between its pieces, stops the dispatch before any kernel runs (with several
+        threads, the others copy what is left before theirs run)."""
+        for (v, s, e), done in zip(self.pieces, self.copied):
+            if done:
+                self.views[v][s:e] = self.copies[v][s:e]

@@ -7,7 +7,8 @@ their sum are exact ("computed with enough precision to avoid overflow and under
 forms give the low N bits of the exact sum (N the result's width), the AccSat forms the exact
 sum plus the accumulator, clamped to the result type's range (signed for S and SU, unsigned for
 U). The plain forms sum modulo 2^64, which keeps the low bits; the AccSat forms at a width that
-holds the exact sum and the accumulator (64 bits for small components, 256 for 64-bit ones).
+holds the exact sum and the accumulator (64, 128 or 256 bits, by the components' and result's
+widths).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _signedness(opname: str) -> tuple[bool, bool]:
     return s, s
 
 
-def _components(em, ins, x: int, signed: bool, packed: bool, wide: str) -> list[str]:
+def _components(em, x: int, signed: bool, packed: bool, wide: str) -> list[str]:
     """Operand x's components, extended (by its signedness) to the sum's type `wide`."""
     v = em.vals(x)
     if packed:
@@ -55,9 +56,9 @@ def _integer_dot(em, ins):
     else:
         cw, count = (8, 4) if packed else (em.value_type(ops[0]).elem.width, em.value_type(ops[0]).n)
         need = max(2 * cw + count.bit_length() + 1, n) + 2      # the exact sum plus the accumulator
-        wide = next(f"i{w}" for w in (64, 128, 256, 512) if need <= w)
-    a = _components(em, ins, ops[0], s1, packed, wide)
-    b = _components(em, ins, ops[1], s2, packed, wide)
+        wide = next(f"i{w}" for w in (64, 128, 256) if need <= w)    # (need <= 135)
+    a = _components(em, ops[0], s1, packed, wide)
+    b = _components(em, ops[1], s2, packed, wide)
     total = None
     for x, y in zip(a, b):
         p = em.op(f"mul {wide} {x}, {y}")

@@ -12,7 +12,8 @@ definitions, with the tolerance stated per function:
   mix, cross, dot, length, normalize, distance, determinant, smoothstep, and x * y + z, which may be
   contracted to an fma; matrix inverses, by the condition number;
 - pack*norm*: each field within 0.5 (+1e-4) of the scaled value, before rounding.
-MatrixInverse and FrexpStruct have their own shaders (std450_inverse.comp, frexp.comp)."""
+MatrixInverse and Frexp/FrexpStruct have their own shaders (std450_inverse.comp, frexp.comp,
+frexp_ptr.spvasm)."""
 import math
 from fractions import Fraction
 
@@ -361,9 +362,12 @@ def test_long_lane_loops_are_kept_from_llvms_loop_vectorizer(kc):
     assert marked not in saxpy.source
 
 
-def test_frexp(kc, rng):
-    """frexp: x = m * 2^e with m in [0.5, 1) (subnormals included)."""
-    k = kc("frexp")
+@pytest.mark.parametrize("shader", ["frexp", "frexp_ptr"])
+def test_frexp(kc, rng, shader):
+    """frexp: x = m * 2^e with m in [0.5, 1) (subnormals included); as FrexpStruct (glslang's
+    form) and as Frexp, the exponent stored through a pointer (frexp_ptr.spvasm, the same shader
+    rewritten by hand)."""
+    k = kc(shader)
     a = rng.uniform(-1e6, 1e6, N).astype(F32)
     a[:6] = [0.0, 1.0, -0.5, 3.0, 1e-40, 2.0 ** 100]
     m = np.zeros(N, F32)

@@ -349,7 +349,7 @@ def _features(r):
     return Dispatch(3, {0: parts, 1: np.zeros(3 * 6 * 3 * 32, np.float32)}, push=push)
 
 
-@recipe(T + "frexp.spv")
+@recipe(T + "frexp.spv", T + "frexp_ptr.spv")
 def _frexp(r):
     a = r.f32(64, -1e6, 1e6)
     a[:6] = [0.0, 1.0, -0.5, 3.0, 1e-40, 2.0 ** 100]

@@ -323,15 +323,11 @@ def _modf_struct(em, ins, args):
               [round_to(em, w, t, ty(t)) for (_, w), t in zip(parts, s)])
 
 
-@ext_rule(GLSL, "FrexpStruct")
-def _frexp_struct(em, ins, args):
-    x = em.vals(args[0])
-    st = scalars(em.value_type(args[0]))
-    s = scalars(em.rtype(ins))
-    n = len(x)
+def _frexp_parts(em, x, st, mant_types, exp_types) -> tuple[list, list]:
+    """x = m * 2^e, |m| in [0.5, 1): the mantissas (rounded to mant_types) and exponents."""
     fn = intrinsic(em, "llvm.frexp.f64.i32", "{ double, i32 }", ["double"])
     mant, exps = [], []
-    for v, a, t, e in zip(x, st, s[:n], s[n:]):
+    for v, a, t, e in zip(x, st, mant_types, exp_types):
         r = em.op(f"call {{ double, i32 }} {fn}(double {_d(em, v, a)})")
         m = em.op(f"extractvalue {{ double, i32 }} {r}, 0")
         k = em.op(f"extractvalue {{ double, i32 }} {r}, 1")
@@ -339,7 +335,27 @@ def _frexp_struct(em, ins, args):
         k = em.op(f"select i1 {fin}, i32 {k}, i32 0")      # inf and NaN: exponent 0 (as C does)
         mant.append(round_from64(em, m, t))
         exps.append(em.cast_int(k, 32, e.width, True))
+    return mant, exps
+
+
+@ext_rule(GLSL, "FrexpStruct")
+def _frexp_struct(em, ins, args):
+    x = em.vals(args[0])
+    s = scalars(em.rtype(ins))
+    mant, exps = _frexp_parts(em, x, scalars(em.value_type(args[0])), s[:len(x)], s[len(x):])
     em.define(ins, mant + exps)
+
+
+@ext_rule(GLSL, "Frexp")
+def _frexp(em, ins, args):
+    # Returns the mantissa; the exponent goes through the pointer operand (as Modf's whole part).
+    from .core_memory import _write
+    x = em.vals(args[0])
+    p = em.ptr(args[1], ins)
+    mant, exps = _frexp_parts(em, x, scalars(em.value_type(args[0])), scalars(em.rtype(ins)),
+                              scalars(p.pointee))
+    _write(em, ins, p, exps)
+    em.define(ins, mant)
 
 
 @ext_rule(GLSL, "PackHalf2x16")

@@ -207,3 +207,21 @@ def test_an_interrupted_snapshot_restores_only_what_it_copied(monkeypatch):
     monkeypatch.setattr(S.np, "copyto", real)
     assert lost.take(lambda: True) is False
     assert lost.copied[0] is False and all(lost.copied[1:])
+
+
+def test_kept_scratch_memory_comes_back_zeroed():
+    """The generated code relies on zeroed work memory (filled with 0xA5 instead, 288 tests of
+    the suite fail), and a dispatch's shared, private and work memory is kept for the next
+    dispatch of any kernel of the same sizes (runtime.dispatch._ScratchPool): a kept set must
+    come back zeroed, whatever the last dispatch left in it; a fresh one is zeroed too."""
+    from jitcoop.runtime.dispatch import _ScratchPool
+    pool = _ScratchPool()
+    sizes = (64, 32, 4096)
+    first = pool.take(sizes)
+    assert all(not a.any() for a in first)
+    for a in first:
+        a.fill(0xA5)
+    pool.give(sizes, [first])
+    again = pool.take(sizes)
+    assert again[2] is first[2]                 # the same memory, kept
+    assert all(not a.any() for a in again)

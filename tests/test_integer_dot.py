@@ -73,7 +73,7 @@ def test_integer_dot_products(kc, rng, threads):
         assert int(sh[i]) == want_s and int(lo[i]) == want_l, i
 
 
-def test_hand_worked():
+def test_hand_worked(kc):
     """Two hand-worked words: x = 0x80FF0102 holds bytes 2, 1, -1 (255), -128 (128); y = 0x7F020304
     holds 4, 3, 2, 127. Signed: 2*4 + 1*3 + (-1)*2 + (-128)*127 = -16247; unsigned: 8 + 3 + 510 +
     16256 = 16777; signed x unsigned y is the signed sum here (y's bytes are all below 128)."""
@@ -81,7 +81,7 @@ def test_hand_worked():
     r, _, _ = expected(x, y, 0)
     assert r[0] == 16777 and r[1] == (-16247) % 2 ** 32 and r[2] == r[1]
     # the engine on the same words
-    k = jitcoop.Device().load(SHADERS / "integer_dot.spv").kernel()
+    k = kc("integer_dot")
     a = np.full(64, x, np.uint32)
     b = np.full(64, y, np.uint32)
     out = np.zeros(64 * 16, np.uint32)
@@ -90,27 +90,22 @@ def test_hand_worked():
     assert out[:3].tolist() == [16777, 2 ** 32 - 16247, 2 ** 32 - 16247]
 
 
+def _module():
+    from jitcoop.spirv.module import Module
+    return Module((SHADERS / "integer_dot.spv").read_bytes())
+
+
 def _patched(opname, word, value, nth=0):
     """integer_dot.spv with word `word` of its nth `opname` instruction set to `value` (word 1:
-    the result type, 2: the result id, 3 on: the operands)."""
-    from jitcoop.spirv.grammar import grammar
+    the result type, 2: the result id, 3 on: the operands), and that instruction's byte offset."""
+    at = [i.offset for i in _module().instructions if i.opname == opname][nth]
     words = np.frombuffer((SHADERS / "integer_dot.spv").read_bytes(), np.uint32).copy()
-    code = grammar().by_name[opname].opcode
-    i, seen = 5, -1
-    while True:
-        if words[i] & 0xFFFF == code:
-            seen += 1
-            if seen == nth:
-                break
-        i += words[i] >> 16
-    words[i + word] = value
-    return words.tobytes(), i * 4
+    words[at // 4 + word] = value
+    return words.tobytes(), at
 
 
 def _type_id(opname, *operands):
-    from jitcoop.spirv.module import Module
-    m = Module((SHADERS / "integer_dot.spv").read_bytes())
-    return next(i.result for i in m.instructions if i.opname == opname and list(i.operands) == list(operands))
+    return next(i.result for i in _module().instructions if i.opname == opname and list(i.operands) == list(operands))
 
 
 @pytest.mark.parametrize("case,message", [
@@ -130,9 +125,7 @@ def test_malformed_dot_products_are_refused(case, message):
     elif case == "narrow_result":
         module, offset, op = *_patched("OpSDot", 1, _type_id("OpTypeInt", 16, 1), nth=1), "OpSDot"
     else:
-        from jitcoop.spirv.module import Module
-        m = Module((SHADERS / "integer_dot.spv").read_bytes())
-        packed = next(i for i in m.instructions if i.opname == "OpSDot")
+        packed = next(i for i in _module().instructions if i.opname == "OpSDot")
         module, offset, op = *_patched("OpSDot", 4, packed.operands[0], nth=1), "OpSDot"
     with pytest.raises(jitcoop.SpirvError) as e:
         jitcoop.Device().load(module).kernel()

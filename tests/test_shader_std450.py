@@ -21,7 +21,6 @@ import numba
 import numpy as np
 import pytest
 
-import jitcoop
 
 N = 64
 F32, F64, F16 = np.float32, np.float64, np.float16

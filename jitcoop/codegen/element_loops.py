@@ -161,5 +161,6 @@ def lower(em, ins, rule, n: int):
             if p is not None:
                 em.ptrs[ptr_id] = p
 
+
 def _component(em, x, e: str) -> str:
     return em.resident_component(x, e) if x in em.resident else _splat(em, x)

@@ -537,8 +537,9 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         nxt = fn.op("add i64 %lane, 1")
         lane.incoming.append((nxt, "lane.latch"))
         # a lane-invariant kernel runs lane 0's code for every lane
-        more = fn.op(f"icmp ult i64 {nxt}, {self._lane_count()}")
-        md = self._lane_loop_md()
+        insns, memory_ops = fn.size()
+        more = fn.op(f"icmp ult i64 {nxt}, {self._lane_count(memory_ops)}")
+        md = self._lane_loop_md(insns)
         if self.has_collectives:
             fn.emit(f"br i1 {more}, label %lane.head, label %sched.pick{md}")
             self._emit_scheduler(st)
@@ -562,11 +563,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     # cannot compute, and the analysis gives up at once; below it the loop passes keep their go.
     LOOP_ACCESS_BUDGET = 2000
 
-    def _lane_count(self) -> str:
+    def _lane_count(self, memory_ops: int) -> str:
         """The lane loop's bound: the number of invocations whose code runs, opaque to LLVM
-        where the lane body is too large for its loop-access analysis."""
+        where the lane body (`memory_ops` loads and stores) is too large for its loop-access
+        analysis."""
         n = self.meta.lanes_run
-        if self.fn.memory_ops() <= self.LOOP_ACCESS_BUDGET:
+        if memory_ops <= self.LOOP_ACCESS_BUDGET:
             return str(n)
         home = self.fn.alloca("i64", "lanes")
         self.entry_defs.append(f"store volatile i64 {n}, ptr {home}")
@@ -581,9 +583,10 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     # LOOP_ACCESS_BUDGET for the long ones' other cost.
     LANE_VECTORIZE_MAX = 1000
 
-    def _lane_loop_md(self) -> str:
-        """The lane loop's back edge metadata: none, or not to be vectorized (LANE_VECTORIZE_MAX)."""
-        if self.meta.lanes_run <= 1 or self.fn.instructions() <= self.LANE_VECTORIZE_MAX:
+    def _lane_loop_md(self, insns: int) -> str:
+        """The lane loop's back edge metadata: none, or, past LANE_VECTORIZE_MAX instructions
+        (`insns`), not to be vectorized."""
+        if self.meta.lanes_run <= 1 or insns <= self.LANE_VECTORIZE_MAX:
             return ""
         self.decls.setdefault("!jc.lane_loop", '!8996 = distinct !{!8996, !8997}\n'
                                                '!8997 = !{!"llvm.loop.vectorize.enable", i1 false}')

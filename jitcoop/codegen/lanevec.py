@@ -2178,11 +2178,9 @@ class _VecEmitter:
                     nonet = self.op(f"icmp eq i{G} {m}, 0")
                 rest = self.fn.label("g.mixed")
                 self.emit(f"br i1 {allt}, label %{self._target(tl)}, label %{rest}")
-                here_lines = self.lines
                 self.block(rest)
                 div = self._divergence(lab)
                 self.emit(f"br i1 {nonet}, label %{self._target(fl)}, label %{div}")
-                del here_lines
         elif t.kind == "switch":
             sel_t, sel = t.args[0]
             body = t.text[len("switch "):]

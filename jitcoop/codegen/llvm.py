@@ -186,24 +186,24 @@ class Function:
         self.allocas.append(f"  {name} = alloca {t}, align 16")
         return name
 
-    def memory_ops(self) -> int:
-        """How many loads and stores the function holds so far."""
-        return self._count(lambda s: s.startswith("store ") or " = load " in s)
+    def size(self) -> tuple[int, int]:
+        """How many instructions, and how many of them loads and stores, the function holds so
+        far (one walk)."""
+        insns = mem = 0
 
-    def instructions(self) -> int:
-        """How many instructions the function holds so far."""
-        return self._count(lambda s: bool(s) and not s.startswith(";"))
-
-    def _count(self, pred) -> int:
         def count(lines):
-            n = 0
+            nonlocal insns, mem
             for x in lines:
                 if isinstance(x, list):
-                    n += count(x)
+                    count(x)
                 elif isinstance(x, str):
-                    n += pred(x.lstrip())
-            return n
-        return sum(count(lines) for _, lines in self.blocks)
+                    s = x.lstrip()
+                    if s and not s.startswith(";"):
+                        insns += 1
+                        mem += s.startswith("store ") or " = load " in s
+        for _, lines in self.blocks:
+            count(lines)
+        return insns, mem
 
     def br(self, target: str):
         self.emit(f"br label %{target}")

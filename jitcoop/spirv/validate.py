@@ -999,8 +999,7 @@ def _integer_dot(v, ins, f):
     v.want(ins, len(o) in (n, n + 1), f"{ins.opname} takes {n} operands and an optional packed vector format")
     v.want(ins, v.kind(r) == "int" and v.count(r) == 1, f"result type {v.describe(r)}, not an integer scalar")
     a, b = (v.numeric(ins, x, ("int",)) for x in o[:2])
-    if len(o) > n:
-        v.want(ins, o[n] == 0, f"packed vector format {o[n]}: only PackedVectorFormat4x8Bit (0) exists")
+    if len(o) > n:              # (PackedVectorFormat4x8Bit: the loader refuses other values)
         for t in (a, b):
             v.want(ins, v.count(t) == 1 and v.width(t) == 32,
                    f"a packed operand of type {v.describe(t)}: a 32-bit integer scalar is needed")

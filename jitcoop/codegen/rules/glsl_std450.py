@@ -4,7 +4,6 @@ can run G at a time) and rounded once to the result type; GPUs are allowed a few
 this is as good as any."""
 from __future__ import annotations
 
-from ...errors import SpirvError
 from ...spirv.types import Scalar
 from ..llvm import float_lit, ty
 from . import ext_rule

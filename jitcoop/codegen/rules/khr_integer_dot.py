@@ -16,6 +16,9 @@ from ..llvm import ty
 from . import pure, rule
 
 PACKED_4X8 = 0          # PackedVectorFormat4x8Bit
+# the opcodes, under the extension's names (...KHR) and SPIR-V 1.6's
+OPS = tuple(op + suffix for op in ("OpSDot", "OpUDot", "OpSUDot", "OpSDotAccSat", "OpUDotAccSat", "OpSUDotAccSat")
+            for suffix in ("", "KHR"))
 
 
 def _signedness(opname: str) -> tuple[bool, bool]:
@@ -41,8 +44,7 @@ def _components(em, x: int, signed: bool, packed: bool, wide: str) -> list[str]:
     return [em.op(f"{ext} {src} {p} to {wide}") for p in parts]
 
 
-@rule("OpSDot", "OpUDot", "OpSUDot", "OpSDotKHR", "OpUDotKHR", "OpSUDotKHR",
-      "OpSDotAccSat", "OpUDotAccSat", "OpSUDotAccSat", "OpSDotAccSatKHR", "OpUDotAccSatKHR", "OpSUDotAccSatKHR")
+@rule(*OPS)
 def _integer_dot(em, ins):
     sat = "AccSat" in ins.opname
     ops = ins.operands
@@ -75,5 +77,4 @@ def _integer_dot(em, ins):
     em.define(ins, [r])
 
 
-pure("OpSDot", "OpUDot", "OpSUDot", "OpSDotKHR", "OpUDotKHR", "OpSUDotKHR",
-     "OpSDotAccSat", "OpUDotAccSat", "OpSUDotAccSat", "OpSDotAccSatKHR", "OpUDotAccSatKHR", "OpSUDotAccSatKHR")
+pure(*OPS)

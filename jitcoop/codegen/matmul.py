@@ -178,8 +178,21 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
         offs[x] = const(0)
         ops[x][:4] = [DENSE, 1, cols, 0]
 
+    # Columns: blocks of up to VMAX full vectors (an IR loop when there are several), then the
+    # rest (full vectors and one shorter one). Whether B's column blocks are packed into panels
+    # is decided on B as the K loop would read it (dense in the compute type after any copy).
+    nfull = n // VW
+    V = min(VMAX, max(1, nfull))
+    nblk = nfull // V if nfull else 0
+    packed = (nblk > 1 and nblk * kk * V * VW * (bits // 8) <= PANEL_BYTES
+              and not _rows_share_l1(ops[1] if ops[1][0] != TABLE and dts[1] == et else [DENSE, 1, n],
+                                     kk, et))
     for x in (0, 1):
-        if ops[x][0] == TABLE or dts[x] != et:
+        # B in another type but read through panels is converted as it is packed: one pass
+        # over it where the copy to work and the packing made two (the workgroup GEMMs with
+        # exact numerics, whose float32 B sums in float64: wg_arrays 1.066x, wg_tensor 1.031x,
+        # medians of 11 alternating one-thread 1024^3 dispatches)
+        if ops[x][0] == TABLE or (dts[x] != et and not (x == 1 and packed)):
             to_work(x)
     if ops[2][0] == TABLE:
         to_work(2)
@@ -292,14 +305,9 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
         if m - full:
             block(const(full), m - full, j0, widths, panel)
 
-    # Columns: blocks of up to VMAX full vectors (an IR loop when there are several), then the
-    # rest (full vectors and one shorter one).
-    nfull = n // VW
-    V = min(VMAX, max(1, nfull))
-    nblk = nfull // V if nfull else 0
     if nblk == 1:
         rows_loop(const(0), [VW] * V)
-    elif nblk > 1 and nblk * kk * V * VW * (bits // 8) <= PANEL_BYTES and not _rows_share_l1(ops[1], kk, et):
+    elif packed:
         # B's column blocks packed into contiguous panels first: a block reads its K rows of
         # V vectors from consecutive lines, where B's own rows (a power-of-two stride apart)
         # share a few L1 sets and evict each other between the blocks that reuse them (rows

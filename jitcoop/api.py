@@ -137,6 +137,7 @@ class Kernel:
         self.options = KernelOptions.of(options)
         self.spec = dict(spec)
         self._profiled = None
+        self._binding_plan = None
         t0 = time.perf_counter()
         self._compiled = compile_kernel(module.spirv, entry, self.spec, self.device.profile,
                                         self.device.subgroup_size, self.options)
@@ -210,7 +211,7 @@ class Kernel:
             if meta.writes_physical:
                 written.append(b.bytes)
         snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
-        out = run.run(self._compiled.fn, meta, self._consts, grid, bind,
+        out = run.run(self._compiled.address, meta, self._consts, grid, bind,
                       (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
                       _threads(threads, nwg), timeout, snapshot)
         failed = [e for e in out.errs if e[0] > 0]
@@ -238,7 +239,17 @@ class Kernel:
         return rep
 
     def _bind(self, bindings):
-        meta = self.meta
+        plan = self._binding_plan
+        if plan is None:
+            # what every dispatch checks against, worked out once: (binding, key, written) in the
+            # meta's order, and the keys used (several variables may share a binding: aliases; the
+            # buffer is written if any of them writes)
+            meta = self.meta
+            writes = {(b.set, b.binding) for b in meta.bindings if b.writable}
+            plan = self._binding_plan = ([(b, (b.set, b.binding), (b.set, b.binding) in writes)
+                                          for b in meta.bindings],
+                                         {(b.set, b.binding) for b in meta.bindings})
+        order, used = plan
         if not isinstance(bindings, dict):
             raise BindingError(f"bindings are a dict {{binding: array}}, not {type(bindings).__name__}")
         norm = {}
@@ -247,33 +258,30 @@ class Kernel:
             if key is None or len(key) != 2 or not all(isinstance(x, int) for x in key):
                 raise BindingError(f"binding key {k!r}: use an int (set 0) or a (set, binding) tuple")
             norm[key] = v
-        used = {(b.set, b.binding) for b in meta.bindings}
-        for key in norm:
-            if key not in used:
-                raise BindingError(f"binding (set {key[0]}, binding {key[1]}) is not used by entry point "
-                                   f"{self.entry!r}; it uses {sorted(used) or 'no bindings'}")
-        # Several variables may share a binding (aliases): the buffer is written if any of them writes.
-        writes = {(b.set, b.binding) for b in meta.bindings if b.writable}
+        for key in norm.keys() - used:
+            raise BindingError(f"binding (set {key[0]}, binding {key[1]}) is not used by entry point "
+                               f"{self.entry!r}; it uses {sorted(used) or 'no bindings'}")
         bind = []
         keep, writebacks, written = [], [], []
         views = {}
-        for b in meta.bindings:
-            key = (b.set, b.binding)
-            if key not in norm:
-                raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}: "
-                                   f"{describe(b.type)}) has no buffer")
-            if key not in views:
-                views[key] = self._prepare(norm[key], b, key in writes, keep, writebacks, written)
-            view = views[key]
+        for b, key, writable in order:
+            got = views.get(key)
+            if got is None:
+                if key not in norm:
+                    raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}: "
+                                       f"{describe(b.type)}) has no buffer")
+                got = views[key] = self._prepare(norm[key], b, writable, keep, writebacks, written)
+            view, address = got
             if view.nbytes < b.min_size:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}) ({b.name}) needs at least "
                                    f"{b.min_size} bytes; the buffer has {view.nbytes}")
-            bind += [view.ctypes.data, view.nbytes]
+            bind += (address, view.nbytes)
         return bind, keep, writebacks, written
 
     def _prepare(self, value, b, writable, keep, writebacks, written):
+        """(the uint8 view the kernel works on, its address)."""
         if isinstance(value, Buffer):
-            view = value.bytes
+            view, address = value.bytes, value.address
         else:
             arr = value
             if not isinstance(arr, np.ndarray):
@@ -282,19 +290,20 @@ class Kernel:
             if arr.dtype.hasobject:
                 raise BindingError(f"binding (set {b.set}, binding {b.binding}): an array of Python objects "
                                    "has no bytes a shader can use")
-            if arr.flags.c_contiguous and (arr.flags.writeable or not writable) \
-                    and arr.ctypes.data % _ALIGNMENT == 0:
+            address = arr.ctypes.data
+            if arr.flags.c_contiguous and (arr.flags.writeable or not writable) and address % _ALIGNMENT == 0:
                 view = byte_view(arr)
             else:
                 # Work on a contiguous, aligned copy (a Vulkan buffer is aligned; atomics need it)
                 # and write it back after a successful run.
                 view = byte_view(np.ascontiguousarray(arr).copy())
+                address = view.ctypes.data
                 if writable and arr.flags.writeable:
                     writebacks.append((arr, view.view(arr.dtype).reshape(arr.shape)))
         keep.append(view)
         if writable:
             written.append(view)        # (copied before the dispatch runs: runtime.snapshot)
-        return view
+        return view, address
 
     def _push(self, push) -> np.ndarray:
         """The push constants as a private copy of bytes (the caller keeps it alive)."""

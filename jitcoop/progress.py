@@ -28,6 +28,7 @@ import time
 DELAY = 2.0                 # seconds before a bar appears
 MININTERVAL = 0.25          # seconds between redraws
 _enabled: bool | None = None
+_tty: tuple = (None, False)        # the last stream _wanted() looked at, and whether it is a terminal
 
 
 def set_enabled(on: bool | None):
@@ -45,8 +46,11 @@ def _wanted(stream) -> bool:
         return False
     if env in ("1", "true", "yes", "on"):
         return True
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    global _tty
+    if _tty[0] is not stream:       # (a system call: asked once per stream, not per dispatch)
+        isatty = getattr(stream, "isatty", None)
+        _tty = (stream, bool(isatty and isatty()))
+    return _tty[1]
 
 
 class Progress:

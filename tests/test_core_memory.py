@@ -174,54 +174,81 @@ def test_a_failed_dispatch_leaves_large_buffers_as_they_were(threads, fail_from)
     np.testing.assert_array_equal(s, s0)
 
 
-def test_an_interrupted_snapshot_restores_only_what_it_copied(monkeypatch):
-    """A Ctrl-C between two pieces of the snapshot (runtime.snapshot) on the only thread: the
-    dispatch stops before any kernel runs, and restore() puts back the pieces copied, never the
-    uninitialised copies of the others. A piece taken and not counted (a Ctrl-C between taking
-    and copying it) leaves the other threads waiting only until the dispatch is cancelled."""
-    from jitcoop.runtime import snapshot as S
+def _drive_alone(snapshot=None, zero=(0, 0, 0, 0, 0, 0), next_piece=0, cancel_after=None):
+    """One dispatch thread's driver (runtime.driver) with no workgroup to run: it zeroes `zero`
+    ((address, bytes) x 3) and copies pieces of `snapshot` from `next_piece` on (the ones before
+    taken by a thread that never copies them); the dispatch is cancelled after `cancel_after`
+    seconds (0: from the start). Returns its plan and the seconds it took."""
+    import threading
+    import time
+    from jitcoop.runtime import driver, watch
+    cancel = np.zeros(1, np.int64)
+    plan = np.zeros(driver.PLAN_SIZE, np.int64)
+    plan[driver.PLAN_CANCEL] = cancel.ctypes.data         # PLAN_END 0: no kernel is called
+    if snapshot is not None:
+        plan[driver.PLAN_NPIECES] = len(snapshot.pieces)
+        plan[driver.PLAN_PIECES] = snapshot.pieces.ctypes.data
+        plan[driver.PLAN_COPIED] = snapshot.copied.ctypes.data
+        plan[driver.PLAN_NEXT_PIECE] = next_piece
+    thread = np.zeros(driver.THREAD_SIZE, np.int64)
+    thread[2:] = zero
+    timer = None
+    if cancel_after == 0:
+        cancel[0] = watch.INTERRUPTED
+    elif cancel_after is not None:
+        timer = threading.Timer(cancel_after, lambda: cancel.__setitem__(0, watch.INTERRUPTED))
+        timer.start()
+    t0 = time.perf_counter()
+    assert driver.drive()(plan.ctypes.data, thread.ctypes.data) == 0
+    seconds = time.perf_counter() - t0
+    if timer is not None:
+        timer.join()
+    return plan, seconds
+
+
+def test_a_cancelled_snapshot_restores_only_what_it_copied():
+    """The pieces of the snapshot (runtime.snapshot) are copied by the dispatch's threads
+    (runtime.driver). Pieces 0 and 1 taken by a thread that never copied them (a thread
+    cancelled first): this thread copies 2-4, waits for the others, gives up once the dispatch
+    is cancelled (running no kernel), and restore() puts back the pieces it copied, never the
+    uninitialised copies of the others. Cancelled before it starts, a thread copies nothing."""
+    from jitcoop.runtime import driver, snapshot as S
     rng = np.random.default_rng(7)
     buf = rng.integers(0, 256, 4 * S.PIECE + 100, dtype=np.uint8)
     before = buf.copy()
     snap = S.Snapshot([buf])
-    calls = []
-    real = np.copyto
-
-    def copy_then_interrupt(dst, src):
-        real(dst, src)
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-    monkeypatch.setattr(S.np, "copyto", copy_then_interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        snap.take()
-    # the second piece's copy ended, and the interrupt came before it was marked: not restored,
-    # which is right, since no kernel ran; nor are the pieces never copied
-    assert snap.copied == [True, False, False, False, False]
-    buf[:S.PIECE] = 0                     # a write where a copy was marked is put right
+    snap.copies[0].fill(0xEE)               # what a piece's copy holds until it is copied
+    assert snap.pieces[:, 2].tolist() == [S.PIECE] * 4 + [100]
+    plan, waited = _drive_alone(snap, next_piece=2, cancel_after=0.3)
+    assert waited >= 0.25                   # it waited for pieces 0 and 1 until cancelled
+    assert snap.copied.tolist() == [0, 0, 1, 1, 1]
+    assert plan[driver.PLAN_PIECES_DONE] == 3
+    buf[:] = 0
     snap.restore()
-    np.testing.assert_array_equal(buf, before)
-    # a piece lost between taking and counting: the waiter gives up once cancelled
-    lost = S.Snapshot([buf])
-    next(lost._counter)
-    monkeypatch.setattr(S.np, "copyto", real)
-    assert lost.take(lambda: True) is False
-    assert lost.copied[0] is False and all(lost.copied[1:])
+    np.testing.assert_array_equal(buf[2 * S.PIECE:], before[2 * S.PIECE:])
+    assert not buf[:2 * S.PIECE].any()
+    again = S.Snapshot([buf])
+    plan, _ = _drive_alone(again, cancel_after=0)
+    assert not again.copied.any() and plan[driver.PLAN_NEXT_PIECE] == 0
 
 
-def test_kept_scratch_memory_comes_back_zeroed():
+def test_kept_scratch_memory_is_zeroed_before_use():
     """The generated code relies on zeroed work memory (filled with 0xA5 instead, 288 tests of
     the suite fail), and a dispatch's shared, private and work memory is kept for the next
-    dispatch of any kernel of the same sizes (runtime.dispatch._ScratchPool): a kept set must
-    come back zeroed, whatever the last dispatch left in it; a fresh one is zeroed too."""
+    dispatch of any kernel of the same sizes (runtime.dispatch._ScratchPool): a kept set comes
+    back marked for zeroing, and the thread that uses it zeroes all of it (runtime.driver),
+    whatever the last dispatch left in it; a fresh one is zero and not zeroed again."""
     from jitcoop.runtime.dispatch import _ScratchPool
     pool = _ScratchPool()
     sizes = (64, 32, 4096)
     first = pool.take(sizes)
-    assert all(not a.any() for a in first)
-    for a in first:
+    assert all(not a.any() for a in first.arrays)
+    assert first.zero()[1::2] == (0, 0, 0)
+    for a in first.arrays:
         a.fill(0xA5)
     pool.give(sizes, [first])
     again = pool.take(sizes)
-    assert again[2] is first[2]                 # the same memory, kept
-    assert all(not a.any() for a in again)
+    assert again is first                       # the same memory, kept
+    assert again.zero()[1::2] == sizes
+    _drive_alone(zero=again.zero())
+    assert all(not a.any() for a in again.arrays)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import selectors
 import signal
+
+import _signal     # getsignal without signal's enum wrapper (a ValueError raised inside: 4 us a dispatch)
 import socket
 import threading
 import time
@@ -40,7 +42,7 @@ class Watched:
         self.done, self.cancel = done, cancel
         self.deadline = None if timeout is None else time.perf_counter() + timeout
         self.main = threading.current_thread() is threading.main_thread()
-        self.ctrl_c = self.main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        self.ctrl_c = self.main and _signal.getsignal(signal.SIGINT) is signal.default_int_handler
         self.inline = not self.main or self.ctrl_c
         # whether the watcher must look at it every POLL seconds (a Ctrl-C wakes it anyway)
         self.polled = self.deadline is not None or self.bar.may_show()

@@ -191,7 +191,7 @@ def _drive_alone(snapshot=None, zero=(0, 0, 0, 0, 0, 0), next_piece=0, cancel_af
         plan[driver.PLAN_COPIED] = snapshot.copied.ctypes.data
         plan[driver.PLAN_NEXT_PIECE] = next_piece
     thread = np.zeros(driver.THREAD_SIZE, np.int64)
-    thread[2:] = zero
+    thread[driver.THREAD_ZERO:driver.THREAD_ZERO + 6] = zero
     timer = None
     if cancel_after == 0:
         cancel[0] = watch.INTERRUPTED
@@ -252,3 +252,36 @@ def test_kept_scratch_memory_is_zeroed_before_use():
     assert again.zero()[1::2] == sizes
     _drive_alone(zero=again.zero())
     assert all(not a.any() for a in again.arrays)
+
+
+def test_the_dispatching_thread_returns_after_the_threads_that_started():
+    """The dispatching thread's driver (runtime.driver, THREAD_LAST) returns only once every
+    thread that started has ended, so the dispatch can return without waiting for the workers'
+    Python; a thread that starts after that does nothing at all. Here a worker zeroes 256 MB of
+    scratch memory (tens of milliseconds) while the dispatching thread has nothing to do: when
+    it returns, the worker has ended."""
+    import threading
+    import time
+    from jitcoop.runtime import driver
+    big = np.ones(256 << 20, np.uint8)
+    cancel = np.zeros(1, np.int64)
+    plan = np.zeros(driver.PLAN_SIZE, np.int64)
+    plan[driver.PLAN_CANCEL] = cancel.ctypes.data
+    worker, last = np.zeros((2, driver.THREAD_SIZE), np.int64)
+    worker[driver.THREAD_ZERO:driver.THREAD_ZERO + 2] = big.ctypes.data, big.nbytes
+    last[driver.THREAD_LAST] = 1
+    drive = driver.drive()
+    w = threading.Thread(target=drive, args=(plan.ctypes.data, worker.ctypes.data))
+    w.start()
+    while plan[driver.PLAN_STARTED] == 0:            # the worker is in
+        time.sleep(0.0002)
+    assert drive(plan.ctypes.data, last.ctypes.data) == 0
+    ended = int(plan[driver.PLAN_ENDED])
+    w.join()
+    assert ended == 2                               # the worker's end, then its own
+    assert not big[::4096].any()
+    assert plan[driver.PLAN_STARTED] == driver.CLOSED + 2
+    # a thread starting now returns at once, touching nothing but the count of starts
+    big[:] = 1
+    assert drive(plan.ctypes.data, worker.ctypes.data) == 0
+    assert big[::4096].all() and plan[driver.PLAN_ENDED] == 2 and plan[driver.PLAN_STARTED] == driver.CLOSED + 3

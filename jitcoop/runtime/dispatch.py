@@ -73,8 +73,10 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     consts_at = consts.ctypes.data
     scratch = np.array([sc.addrs + (consts_at,) for sc in held], np.int64)
     s0, e0, stride = scratch.ctypes.data, errs.ctypes.data, errs.strides[0]
-    # per thread: its scratch argument, its failure record, the memory it zeroes (driver)
-    threads = np.array([(s0 + 32 * t, e0 + stride * t) + sc.zero() for t, sc in enumerate(held)], np.int64)
+    # per thread (driver.THREAD_*): its scratch argument, its failure record, the memory it
+    # zeroes, whether it waits for the others
+    threads = np.array([(s0 + 32 * t, e0 + stride * t) + sc.zero() + (0,) for t, sc in enumerate(held)],
+                       np.int64)
     for sc in held:
         ranges += [(sc.addrs[0], sizes[0]), (sc.addrs[1], sizes[1])]
     table = range_table(ranges)
@@ -109,13 +111,20 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     watched = watch.start(nwg - begin, done, cancel, timeout)
     running = []
     try:
-        for t in range(1 if watched.inline else 0, nthreads):
-            running.append(workers.submit(drive, at, mine[t]))
         if watched.inline:
+            # this thread's driver returns once every thread that started has ended (a worker
+            # that starts later does nothing): waiting here for the workers' tasks cost a wake-up
+            # after their Python ended, 0.1-0.2 ms a dispatch
+            threads[0, driver.THREAD_LAST] = 1
+            running = [workers.submit(drive, at, mine[t], keep=plan) for t in range(1, nthreads)]
             drive(at, mine[0])
-        for r in running:
-            while not r.wait(0.05):     # (a Ctrl-C is raised here)
-                pass
+            for r in running:
+                workers.release(r)
+        else:
+            running = [workers.submit(drive, at, mine[t], keep=plan) for t in range(nthreads)]
+            for r in running:
+                while not r.wait(0.05):     # (a Ctrl-C is raised here)
+                    pass
     except KeyboardInterrupt:
         cancel[0] = INTERRUPTED
         for r in running:
@@ -124,7 +133,8 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
         watch.stop(watched)
     seconds = time.perf_counter() - t0
     for r in running:
-        r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here
+        if r.ended:
+            r.result()      # a worker's own exception (a bug, not a kernel failure) is raised here
     _scratch.give(sizes, held)      # (not before: every thread has ended)
     return Outcome(errs, int(cancel[0]), seconds, nthreads)
 

@@ -16,11 +16,17 @@ every thread's before any of them started.
 and its arguments common to all threads, the next workgroup (taken with compare-and-swap: guided
 self-scheduling, each chunk a 1/share of what is left and at least `least`), the snapshot's pieces
 (taken with an atomic add while the dispatch is not cancelled; each marked copied in `copied`
-before it is counted done). `thread`
-(int64): its scratch argument, its failure record, then three (address, bytes) pairs to zero.
-A kernel that fails sets the dispatch's cancel flag to FAILED (when nothing set it first), so the
+before it is counted done). `thread` (int64, THREAD_*): its scratch argument, its failure record,
+three (address, bytes) pairs to zero, and whether it is the dispatching thread. A kernel that fails sets the dispatch's cancel flag to FAILED (when nothing set it first), so the
 other threads stop at their next chunk or loop back edge. A thread waiting for pieces others copy
 yields its CPU between looks and gives up once the dispatch is cancelled (it then runs no kernel).
+
+The dispatching thread's call (THREAD_LAST) returns only once every thread that started has
+ended: it closes the dispatch (a bit in PLAN_STARTED, so that a worker starting later does
+nothing, not even read the plan past that word) and waits, yielding, for PLAN_ENDED to reach the
+number that started. Waiting instead for the workers' Python to end (a lock each, released once
+the worker had the GIL back) cost 0.1-0.2 ms a dispatch in wake-ups (jitcoop.runtime.workers:
+the pool counts such a worker idle at once).
 """
 from __future__ import annotations
 
@@ -33,9 +39,12 @@ from .cache import cache_dir
 
 (PLAN_KERNEL, PLAN_GRID, PLAN_BIND, PLAN_PUSH, PLAN_RANGES, PLAN_NRANGES, PLAN_CANCEL, PLAN_NEXT,
  PLAN_END, PLAN_SHARE, PLAN_LEAST, PLAN_NPIECES, PLAN_PIECES, PLAN_NEXT_PIECE, PLAN_PIECES_DONE,
- PLAN_COPIED) = range(16)
-PLAN_SIZE = 16
-THREAD_SIZE = 8             # scratch, err, then (address, bytes) x 3 to zero
+ PLAN_COPIED, PLAN_STARTED, PLAN_ENDED) = range(18)
+PLAN_SIZE = 18
+CLOSED = 1 << 32            # in PLAN_STARTED: the dispatch is over; a thread starting now does nothing
+# per thread: scratch, err, (address, bytes) x 3 to zero, and whether it is the last to return
+(THREAD_SCRATCH, THREAD_ERR, THREAD_ZERO, THREAD_LAST) = (0, 1, 2, 8)
+THREAD_SIZE = 9
 FAILED = 2                  # (= watch.FAILED)
 
 _IR = """
@@ -56,6 +65,42 @@ define internal ptr @getp(ptr %p, i64 %i) {
 }
 
 define i64 @jc.drive(ptr %plan, ptr %thread) {
+entry:
+  %startedp = getelementptr i64, ptr %plan, i64 PLAN_STARTED
+  %before = atomicrmw add ptr %startedp, i64 1 seq_cst
+  %closed = icmp uge i64 %before, CLOSED
+  br i1 %closed, label %late, label %go
+
+late:                                   ; the dispatch ended before this thread started
+  ret i64 0
+
+go:
+  %ret = call i64 @work(ptr %plan, ptr %thread)
+  %endedp = getelementptr i64, ptr %plan, i64 PLAN_ENDED
+  %last = call i64 @get(ptr %thread, i64 THREAD_LAST)
+  %waits = icmp ne i64 %last, 0
+  br i1 %waits, label %close, label %end
+
+close:                                  ; no thread starts from now on; wait for those that did
+  %was = atomicrmw or ptr %startedp, i64 CLOSED seq_cst
+  %others = sub i64 %was, 1
+  br label %wait.others
+
+wait.others:
+  %n = load atomic i64, ptr %endedp seq_cst, align 8
+  %all.ended = icmp uge i64 %n, %others
+  br i1 %all.ended, label %end, label %wait.others.yield
+
+wait.others.yield:
+  %y = call i32 @sched_yield()
+  br label %wait.others
+
+end:
+  %e = atomicrmw add ptr %endedp, i64 1 seq_cst
+  ret i64 %ret
+}
+
+define internal i64 @work(ptr %plan, ptr %thread) {
 entry:
   %cancel = call ptr @getp(ptr %plan, i64 PLAN_CANCEL)
   br label %zero
@@ -176,7 +221,8 @@ _lock = threading.Lock()
 
 
 def _ir() -> str:
-    text = _IR.replace("FAILED", str(FAILED))
+    text = _IR.replace("FAILED", str(FAILED)).replace("CLOSED", str(CLOSED))
+    text = text.replace("THREAD_LAST", str(THREAD_LAST))
     names = [n for n in globals() if n.startswith("PLAN_") and n != "PLAN_SIZE"]
     for name in sorted(names, key=len, reverse=True):      # PLAN_NEXT_PIECE before PLAN_NEXT
         text = text.replace(name, str(globals()[name]))

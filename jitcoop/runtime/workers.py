@@ -18,11 +18,13 @@ class Task:
     call raised (a bug: kernel failures are reported through the dispatch's arrays). Its end is a
     lock held until then (made in 0.1 us, where an Event took 3.7)."""
 
-    def __init__(self, fn, args):
-        self.fn, self.args = fn, args
+    def __init__(self, fn, args, keep=None):
+        self.fn, self.args, self.keep = fn, args, keep
         self.running = threading.Lock()
         self.running.acquire()
         self.error: BaseException | None = None
+        self.released = False       # its worker counted idle before it ended (Workers.release)
+        self.ended = False
 
     def run(self):
         try:
@@ -49,8 +51,8 @@ class Workers:
         self._lock = threading.Lock()
         self._idle = 0
 
-    def submit(self, fn, *args) -> Task:
-        task = Task(fn, args)
+    def submit(self, fn, *args, keep=None) -> Task:
+        task = Task(fn, args, keep)
         with self._lock:
             start = self._idle == 0
             if not start:
@@ -62,17 +64,33 @@ class Workers:
 
     def _serve(self):
         while True:
-            self._tasks.get().run()
+            task = self._tasks.get()
+            task.run()
             with self._lock:
+                task.ended = True
+                if not task.released:
+                    self._idle += 1
+
+    def release(self, task: Task):
+        """Count `task`'s worker idle now: the caller knows its work is over (the thread is on its
+        way back to the pool, in Python it needs the GIL for), and will not wait for it."""
+        with self._lock:
+            if not task.ended:
+                task.released = True
                 self._idle += 1
 
 
 _workers = Workers()
 
 
-def submit(fn, *args) -> Task:
-    """Run fn(*args) on a worker thread."""
-    return _workers.submit(fn, *args)
+def submit(fn, *args, keep=None) -> Task:
+    """Run fn(*args) on a worker thread (`keep`: what must live as long as the task may run)."""
+    return _workers.submit(fn, *args, keep=keep)
+
+
+def release(task: Task):
+    """See Workers.release."""
+    _workers.release(task)
 
 
 def _forget():

@@ -116,25 +116,32 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
             # that starts later does nothing): waiting here for the workers' tasks cost a wake-up
             # after their Python ended, 0.1-0.2 ms a dispatch
             threads[0, driver.THREAD_LAST] = 1
-            running = [workers.submit(drive, at, mine[t], keep=plan) for t in range(1, nthreads)]
+            for t in range(1, nthreads):
+                running.append(workers.submit(drive, at, mine[t], keep=plan))
             drive(at, mine[0])
             for r in running:
                 workers.release(r)
         else:
-            running = [workers.submit(drive, at, mine[t], keep=plan) for t in range(nthreads)]
+            for t in range(nthreads):       # (appended one by one: a Ctrl-C may come between)
+                running.append(workers.submit(drive, at, mine[t], keep=plan))
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)
                     pass
     except KeyboardInterrupt:
+        # Cancelled, then closed: a driver call with nothing of its own to do waits for the
+        # threads that started (a worker submitted as the interrupt came, not yet in `running`,
+        # among them) and keeps any other from starting
         cancel[0] = INTERRUPTED
+        closer = np.zeros(driver.THREAD_SIZE, np.int64)
+        closer[driver.THREAD_LAST] = 1
+        drive(at, closer.ctypes.data)
         for r in running:
-            r.wait()
+            workers.release(r)
     finally:
         watch.stop(watched)
     seconds = time.perf_counter() - t0
     for r in running:
-        if r.ended:
-            r.result()      # a worker's own exception (a bug, not a kernel failure) is raised here
+        r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here
     _scratch.give(sizes, held)      # (not before: every thread has ended)
     return Outcome(errs, int(cancel[0]), seconds, nthreads)
 

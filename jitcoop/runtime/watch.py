@@ -17,11 +17,10 @@ behind back-to-back dispatches and the worker pool grew by a thread each time it
 """
 from __future__ import annotations
 
+import _signal      # getsignal without signal's enum wrapper (a ValueError raised inside: 4 us a dispatch)
 import os
 import selectors
 import signal
-
-import _signal     # getsignal without signal's enum wrapper (a ValueError raised inside: 4 us a dispatch)
 import socket
 import threading
 import time

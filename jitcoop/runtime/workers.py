@@ -41,6 +41,7 @@ class Task:
         return False
 
     def result(self):
+        """Raise what the call raised, if it has ended with an exception."""
         if self.error is not None:
             raise self.error
 

@@ -313,17 +313,17 @@ class Kernel:
                 raise BindingError(f"the shader has {need} bytes of push constants; pass push=")
             return np.zeros(16, np.uint8)
         if isinstance(push, (bytes, bytearray, memoryview)):
-            data = np.frombuffer(bytes(push), np.uint8)
+            data = np.frombuffer(bytes(push), np.uint8)     # (bytes are immutable: private as they are)
         elif isinstance(push, (np.ndarray, np.generic)):
             if np.asarray(push).dtype.hasobject:
                 raise BindingError("push constants: an array of Python objects has no bytes a shader can use")
-            data = np.ascontiguousarray(push).reshape(-1).view(np.uint8)
+            data = np.ascontiguousarray(push).reshape(-1).view(np.uint8).copy()
         else:
             raise BindingError(f"push constants are bytes, a numpy array or a dict of member values, not "
                                f"{type(push).__name__}")
         if data.nbytes < need:
             raise BindingError(f"push constants are {data.nbytes} bytes; the shader's block needs {need}")
-        return data.copy()
+        return data
 
     def _execution_error(self, e, grid) -> ExecutionError:
         site = self.meta.sites[int(e[0]) - 1]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import driver, watch, workers
-from .memory import range_table
+from .memory import merged_ranges
 from .snapshot import Snapshot
 from .watch import FAILED, INTERRUPTED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
 
@@ -63,33 +63,34 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     """Run workgroups [begin, end) on nthreads threads (jitcoop.runtime.driver: each zeroes its
     scratch memory and takes its part of the snapshot first)."""
     nwg = end        # workgroups up to (not including) this one
-    ranges = [(bind[2 * i], bind[2 * i + 1]) for i in range(len(bind) // 2)] + list(physical)
-    ranges.append(push)
     lanes = math.prod(meta.local_size)
     sizes = (max(16, meta.shared_size), max(16, meta.private_frame * lanes), max(64, meta.work_size))
     held = [_scratch.take(sizes) for _ in range(nthreads)]
-    psize = meta.profile.size if meta.profile is not None else 0
-    errs = np.zeros((nthreads, 8 + psize), np.int64)
-    consts_at = consts.ctypes.data
-    scratch = np.array([sc.addrs + (consts_at,) for sc in held], np.int64)
-    s0, e0, stride = scratch.ctypes.data, errs.ctypes.data, errs.strides[0]
-    # per thread (driver.THREAD_*): its scratch argument, its failure record, the memory it
-    # zeroes, whether it waits for the others
-    threads = np.array([(s0 + 32 * t, e0 + stride * t) + sc.zero() + (0,) for t, sc in enumerate(held)],
-                       np.int64)
+    ranges = [(bind[i], bind[i + 1]) for i in range(0, len(bind), 2)] + physical + [push]
     for sc in held:
         ranges += [(sc.addrs[0], sizes[0]), (sc.addrs[1], sizes[1])]
-    table = range_table(ranges)
-    grid_a = np.array(grid, np.int64)
-    bind_a = np.array(bind if bind else [0, 0], np.int64)
-    push_a = np.array(push, np.int64)
-    cancel = np.zeros(1, np.int64)
+    table = merged_ranges(ranges)
+    # The frame: everything the dispatch's threads read and write, in one int64 array (one
+    # allocation and one address, where a dozen small arrays and their addresses took a third of
+    # a small dispatch's Python): the driver's plan, the kernel's grid, push range and cancel
+    # flag, the bindings, each thread's scratch argument and driver row, the range table, and
+    # each thread's failure record (zero, last).
+    ew = 8 + (meta.profile.size if meta.profile is not None else 0)
+    bind = bind or [0, 0]
+    o_grid = driver.PLAN_SIZE
+    o_push, o_cancel, o_bind = o_grid + 3, o_grid + 5, o_grid + 6
+    o_scratch = o_bind + len(bind)
+    o_threads = o_scratch + 4 * nthreads
+    o_table = o_threads + driver.THREAD_SIZE * nthreads
+    o_errs = o_table + 2 * len(table)
+    frame = np.zeros(o_errs + ew * nthreads, np.int64)
+    at = frame.ctypes.data
     plan = [0] * driver.PLAN_SIZE
     plan[driver.PLAN_KERNEL] = kernel
     plan[driver.PLAN_GRID], plan[driver.PLAN_BIND], plan[driver.PLAN_PUSH] = (
-        grid_a.ctypes.data, bind_a.ctypes.data, push_a.ctypes.data)
-    plan[driver.PLAN_RANGES], plan[driver.PLAN_NRANGES] = table.ctypes.data, table.shape[0]
-    plan[driver.PLAN_CANCEL] = cancel.ctypes.data
+        at + 8 * o_grid, at + 8 * o_bind, at + 8 * o_push)
+    plan[driver.PLAN_RANGES], plan[driver.PLAN_NRANGES] = at + 8 * o_table, len(table)
+    plan[driver.PLAN_CANCEL] = at + 8 * o_cancel
     # Guided self-scheduling: a thread takes a share of what is left (1 / (4 x threads)), down to
     # 1/128 of the dispatch on two threads, so chunks shrink towards the end and the threads
     # finish together (equal chunks of 1/16 left one thread idle for half a chunk on average, 3%
@@ -101,13 +102,24 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
         plan[driver.PLAN_NPIECES] = len(snapshot.pieces)
         plan[driver.PLAN_PIECES] = snapshot.pieces.ctypes.data
         plan[driver.PLAN_COPIED] = snapshot.copied.ctypes.data
-    plan = np.array(plan, np.int64)
+    values = plan + list(grid) + list(push) + [0] + bind
+    consts_at = consts.ctypes.data
+    for sc in held:
+        values += sc.addrs + (consts_at,)
+    # per thread (driver.THREAD_*): its scratch argument, its failure record, the memory it
+    # zeroes, whether it waits for the others
+    for t, sc in enumerate(held):
+        values += (at + 8 * (o_scratch + 4 * t), at + 8 * (o_errs + ew * t)) + sc.zero() + (0,)
+    for r in table:
+        values += r
+    frame[:o_errs] = values
+    cancel = frame[o_cancel:o_cancel + 1]
+    errs = frame[o_errs:].reshape(nthreads, ew)
+    mine = [at + 8 * (o_threads + driver.THREAD_SIZE * t) for t in range(nthreads)]
     drive = driver.drive()
-    at = plan.ctypes.data
-    mine = [threads.ctypes.data + threads.strides[0] * t for t in range(nthreads)]
 
     t0 = time.perf_counter()
-    done = lambda: min(int(plan[driver.PLAN_NEXT]), nwg) - begin      # noqa: E731 (the progress bar's count)
+    done = lambda: min(int(frame[driver.PLAN_NEXT]), nwg) - begin     # noqa: E731 (the progress bar's count)
     watched = watch.start(nwg - begin, done, cancel, timeout)
     running = []
     try:
@@ -115,15 +127,15 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
             # this thread's driver returns once every thread that started has ended (a worker
             # that starts later does nothing): waiting here for the workers' tasks cost a wake-up
             # after their Python ended, 0.1-0.2 ms a dispatch
-            threads[0, driver.THREAD_LAST] = 1
+            frame[o_threads + driver.THREAD_LAST] = 1
             for t in range(1, nthreads):
-                running.append(workers.submit(drive, at, mine[t], keep=plan))
+                running.append(workers.submit(drive, at, mine[t], keep=frame))
             drive(at, mine[0])
             for r in running:
                 workers.release(r)
         else:
             for t in range(nthreads):       # (appended one by one: a Ctrl-C may come between)
-                running.append(workers.submit(drive, at, mine[t], keep=plan))
+                running.append(workers.submit(drive, at, mine[t], keep=frame))
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)
                     pass

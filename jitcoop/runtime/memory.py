@@ -53,15 +53,14 @@ def byte_view(arr: np.ndarray) -> np.ndarray:
     return arr.reshape(-1).view(np.uint8)
 
 
-def range_table(ranges) -> np.ndarray:
-    """Sorted, merged [start, end) rows as int64, for the generated in_ranges() checks."""
-    rs = sorted((int(s), int(s) + int(n)) for s, n in ranges if n > 0)
+def merged_ranges(ranges) -> list:
+    """Sorted, merged [start, end) pairs of (start, bytes) ranges, for the generated in_ranges()
+    checks (one [0, 0] row when there is none)."""
+    rs = sorted((s, s + n) for s, n in ranges if n > 0)
     merged = []
     for s, e in rs:
         if merged and s <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], e)
         else:
             merged.append([s, e])
-    if not merged:
-        merged = [[0, 0]]
-    return np.array(merged, dtype=np.int64).reshape(-1, 2)
+    return merged or [[0, 0]]

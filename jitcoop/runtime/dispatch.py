@@ -119,23 +119,25 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     drive = driver.drive()
 
     t0 = time.perf_counter()
-    done = lambda: min(int(frame[driver.PLAN_NEXT]), nwg) - begin     # noqa: E731 (the progress bar's count)
-    watched = watch.start(nwg - begin, done, cancel, timeout)
+    inline = watch.inline()
     running = []
+    watched = None
     try:
-        if watched.inline:
-            # this thread's driver returns once every thread that started has ended (a worker
-            # that starts later does nothing): waiting here for the workers' tasks cost a wake-up
-            # after their Python ended, 0.1-0.2 ms a dispatch
+        # The workers first: the watcher's Python below runs while they take their first chunks.
+        # Inline, this thread's driver returns once every thread that started has ended (a
+        # worker that starts later does nothing): waiting here for the workers' tasks cost a
+        # wake-up after their Python ended, 0.1-0.2 ms a dispatch.
+        if inline:
             frame[o_threads + driver.THREAD_LAST] = 1
-            for t in range(1, nthreads):
-                running.append(workers.submit(drive, at, mine[t], keep=frame))
+        for t in range(1 if inline else 0, nthreads):      # (one by one: a Ctrl-C may come between)
+            running.append(workers.submit(drive, at, mine[t], keep=frame))
+        done = lambda: min(int(frame[driver.PLAN_NEXT]), nwg) - begin     # noqa: E731 (the progress bar's count)
+        watched = watch.start(nwg - begin, done, cancel, timeout)
+        if inline:
             drive(at, mine[0])
             for r in running:
                 workers.release(r)
         else:
-            for t in range(nthreads):       # (appended one by one: a Ctrl-C may come between)
-                running.append(workers.submit(drive, at, mine[t], keep=frame))
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)
                     pass
@@ -150,7 +152,8 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
         for r in running:
             workers.release(r)
     finally:
-        watch.stop(watched)
+        if watched is not None:
+            watch.stop(watched)
     seconds = time.perf_counter() - t0
     for r in running:
         r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here

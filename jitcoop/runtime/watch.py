@@ -42,9 +42,16 @@ class Watched:
         self.deadline = None if timeout is None else time.perf_counter() + timeout
         self.main = threading.current_thread() is threading.main_thread()
         self.ctrl_c = self.main and _signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        self.inline = not self.main or self.ctrl_c
+        self.inline = not self.main or self.ctrl_c          # (= inline())
         # whether the watcher must look at it every POLL seconds (a Ctrl-C wakes it anyway)
         self.polled = self.deadline is not None or self.bar.may_show()
+
+
+def inline() -> bool:
+    """Whether a dispatch of the calling thread may run kernels in it (Watched.inline): not where
+    it is the main thread and SIGINT has a handler of the program's own, which must run there."""
+    return (threading.current_thread() is not threading.main_thread()
+            or _signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 
 
 class _Watcher:

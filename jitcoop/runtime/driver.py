@@ -108,10 +108,10 @@ entry:
 zero:                                   ; this thread's scratch memory, zeroed by this thread
   %z = phi i64 [0, %entry], [%z1, %zero]
   %zi = mul i64 %z, 2
-  %zi2 = add i64 %zi, 2
-  %zp = call ptr @getp(ptr %thread, i64 %zi2)
-  %zi3 = add i64 %zi, 3
-  %zn = call i64 @get(ptr %thread, i64 %zi3)
+  %zi0 = add i64 %zi, THREAD_ZERO
+  %zp = call ptr @getp(ptr %thread, i64 %zi0)
+  %zi1 = add i64 %zi0, 1
+  %zn = call i64 @get(ptr %thread, i64 %zi1)
   call void @llvm.memset.p0.i64(ptr %zp, i8 0, i64 %zn, i1 false)
   %z1 = add i64 %z, 1
   %zmore = icmp ult i64 %z1, 3
@@ -172,8 +172,8 @@ chunks.head:
   %end = call i64 @get(ptr %plan, i64 PLAN_END)
   %share = call i64 @get(ptr %plan, i64 PLAN_SHARE)
   %least = call i64 @get(ptr %plan, i64 PLAN_LEAST)
-  %scratch = call ptr @getp(ptr %thread, i64 0)
-  %err = call ptr @getp(ptr %thread, i64 1)
+  %scratch = call ptr @getp(ptr %thread, i64 THREAD_SCRATCH)
+  %err = call ptr @getp(ptr %thread, i64 THREAD_ERR)
   %nextwg = getelementptr i64, ptr %plan, i64 PLAN_NEXT
   br label %chunk
 
@@ -222,8 +222,7 @@ _lock = threading.Lock()
 
 def _ir() -> str:
     text = _IR.replace("FAILED", str(FAILED)).replace("CLOSED", str(CLOSED))
-    text = text.replace("THREAD_LAST", str(THREAD_LAST))
-    names = [n for n in globals() if n.startswith("PLAN_") and n != "PLAN_SIZE"]
+    names = [n for n in globals() if n.startswith(("PLAN_", "THREAD_")) and not n.endswith("_SIZE")]
     for name in sorted(names, key=len, reverse=True):      # PLAN_NEXT_PIECE before PLAN_NEXT
         text = text.replace(name, str(globals()[name]))
     return text

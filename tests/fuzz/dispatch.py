@@ -22,6 +22,13 @@ def _pick(rng, bindings):
     return rng.choice(sorted(bindings, key=repr)) if bindings else None
 
 
+def _bytes_of(s, key):
+    """The binding's array where it has bytes to rearrange (not an array of Python objects, which
+    an earlier spoiling may have put there), else None."""
+    a = s["bindings"].get(key)
+    return a if isinstance(a, np.ndarray) and not a.dtype.hasobject else None
+
+
 def drop_binding(rng, k, s):
     key = _pick(rng, s["bindings"])
     if key is None:
@@ -38,8 +45,8 @@ def extra_binding(rng, k, s):
 
 def shrink(rng, k, s):
     key = _pick(rng, s["bindings"])
-    a = s["bindings"].get(key)
-    if not isinstance(a, np.ndarray) or a.nbytes == 0:
+    a = _bytes_of(s, key)
+    if a is None or a.nbytes == 0:
         return None
     n = rng.choice((0, 1, rng.randrange(a.nbytes), a.nbytes - 1))
     s["bindings"][key] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)[:n].copy()
@@ -48,8 +55,8 @@ def shrink(rng, k, s):
 
 def misalign(rng, k, s):
     key = _pick(rng, s["bindings"])
-    a = s["bindings"].get(key)
-    if not isinstance(a, np.ndarray):
+    a = _bytes_of(s, key)
+    if a is None:
         return None
     off = rng.randrange(1, 16)
     raw = np.zeros(a.nbytes + 16, np.uint8)
@@ -60,8 +67,8 @@ def misalign(rng, k, s):
 
 def other_dtype(rng, k, s):
     key = _pick(rng, s["bindings"])
-    a = s["bindings"].get(key)
-    if not isinstance(a, np.ndarray):
+    a = _bytes_of(s, key)
+    if a is None:
         return None
     dt = rng.choice((np.float64, np.int8, np.uint16, np.float16, np.bool_, np.complex64))
     if rng.random() < 0.5 and a.nbytes % np.dtype(dt).itemsize == 0:

@@ -14,7 +14,6 @@ the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import pickle
@@ -28,14 +27,10 @@ from . import jit, library
 from . import limit as limit_mod
 from .cache import cache_dir
 
-_ARGS = (ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-         ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
-
-
 @dataclass
 class Compiled:
-    fn: object            # ctypes function (wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err, cancel)
-    address: int          # the kernel's (what each dispatch thread's driver calls)
+    address: int          # i64 kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err,
+                          # cancel), called by each dispatch thread's driver (runtime/driver.py)
     meta: object          # jitcoop.codegen.meta.KernelMeta
     ir: str | None        # the LLVM IR (None when served from the disk cache)
     cache_hit: bool
@@ -80,7 +75,7 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
     with _memo_lock:
         got = _memo.get(key)
     if got is not None:
-        return Compiled(got.fn, got.address, got.meta, got.ir, True, key)
+        return Compiled(got.address, got.meta, got.ir, True, key)
     d = cache_dir()
     obj_path, meta_path = d / f"k_{key}.o", d / f"k_{key}.meta"
     ir = None
@@ -98,8 +93,7 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
         _write(meta_path, pickle.dumps(meta))
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
-    fn = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGS)(addr)
-    c = Compiled(fn, addr, meta, ir, hit, key)
+    c = Compiled(addr, meta, ir, hit, key)
     with _memo_lock:
         _memo[key] = c
     return c

@@ -211,9 +211,13 @@ class Kernel:
             if meta.writes_physical:
                 written.append(b.bytes)
         snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
-        out = run.run(self._compiled.address, meta, self._consts, grid, bind,
-                      (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
-                      _threads(threads, nwg), timeout, snapshot)
+        try:
+            out = run.run(self._compiled.address, meta, self._consts, grid, bind,
+                          (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
+                          _threads(threads, nwg), timeout, snapshot)
+        except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
+            snapshot.restore()
+            raise
         failed = [e for e in out.errs if e[0] > 0]
         if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
             snapshot.restore()

@@ -255,6 +255,11 @@ flag = np.zeros(64, np.uint32)
 if sys.argv[3] == "own-handler":
     import signal
     signal.signal(signal.SIGINT, lambda *a: print("own handler ran", flush=True))
+if sys.argv[3] == "own-handler-raises":
+    import signal
+    def stop(*a):
+        raise RuntimeError("the program's own handler")
+    signal.signal(signal.SIGINT, stop)
 print("dispatching", flush=True)
 try:
     k.dispatch(4, {0: flag}, threads=int(sys.argv[2]), timeout=None if sys.argv[3] == "default" else 4)
@@ -262,6 +267,9 @@ except KeyboardInterrupt as e:
     print("interrupted:", e, "| flag untouched:", not flag.any(), flush=True)
 except jitcoop.ExecutionError as e:
     print("stopped:", e, "| flag untouched:", not flag.any(), flush=True)
+except RuntimeError as e:
+    print("raised:", e, "| flag untouched:", not flag.any(), flush=True)
+print("went on", flush=True)
 """
 
 
@@ -280,6 +288,14 @@ def test_ctrl_c_with_a_handler_of_the_programs_own(tmp_path):
     out = _spin(tmp_path, 2, "own-handler")
     assert "own handler ran" in out
     assert "stopped: the dispatch ran longer than its timeout of 4 s" in out and "flag untouched: True" in out
+
+
+def test_an_exception_from_the_programs_own_handler_stops_the_dispatch(tmp_path):
+    """A program's own SIGINT handler that raises (the dispatching thread waits in Python while
+    workers run the kernels): the exception comes out of dispatch() once every thread that
+    started has stopped, with the buffer restored, and the program goes on."""
+    out = _spin(tmp_path, 2, "own-handler-raises")
+    assert "raised: the program's own handler | flag untouched: True" in out and "went on" in out
 
 
 def _spin(tmp_path, threads, mode):

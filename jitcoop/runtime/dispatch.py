@@ -141,16 +141,20 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)
                     pass
-    except KeyboardInterrupt:
-        # Cancelled, then closed: a driver call with nothing of its own to do waits for the
-        # threads that started (a worker submitted as the interrupt came, not yet in `running`,
-        # among them) and keeps any other from starting
+    except BaseException as e:
+        # A Ctrl-C, or what a program's own signal handler raised: cancelled, then closed (a
+        # driver call with nothing of its own to do waits for the threads that started, a worker
+        # submitted as the exception came among them, and keeps any other from starting), so
+        # that nothing runs on once this returns. A Ctrl-C is the dispatch's outcome; anything
+        # else goes on up.
         cancel[0] = INTERRUPTED
         closer = np.zeros(driver.THREAD_SIZE, np.int64)
         closer[driver.THREAD_LAST] = 1
         drive(at, closer.ctypes.data)
         for r in running:
             workers.release(r)
+        if not isinstance(e, KeyboardInterrupt):
+            raise
     finally:
         if watched is not None:
             watch.stop(watched)

@@ -123,10 +123,11 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     running = []
     watched = None
     try:
-        # The workers first: the watcher's Python below runs while they take their first chunks.
-        # Inline, this thread's driver returns once every thread that started has ended (a
-        # worker that starts later does nothing): waiting here for the workers' tasks cost a
-        # wake-up after their Python ended, 0.1-0.2 ms a dispatch.
+        # The workers first, so that their wake-up overlaps the watcher's Python below (a woken
+        # worker needs the GIL for the call into its driver: it gets it when this thread calls
+        # its own, at the latest). Inline, this thread's driver returns once every thread that
+        # started has ended (a worker that starts later does nothing): waiting here for the
+        # workers' tasks cost a wake-up after their Python ended, 0.1-0.2 ms a dispatch.
         if inline:
             frame[o_threads + driver.THREAD_LAST] = 1
         for t in range(1 if inline else 0, nthreads):      # (one by one: a Ctrl-C may come between)

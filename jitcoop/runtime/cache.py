@@ -4,6 +4,7 @@ cache folder (`$XDG_CACHE_HOME/jitcoop` or `~/.cache/jitcoop`). Keep this folder
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -16,3 +17,12 @@ def cache_dir() -> Path:
         p = Path(base) / "jitcoop"
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+def write_atomically(path: Path, data: bytes):
+    """Write a cache file so that concurrent processes never read half of it (a temporary file
+    beside it, then renamed over it)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -15,9 +15,7 @@ the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,7 @@ from pathlib import Path
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
 from . import limit as limit_mod
-from .cache import cache_dir
+from .cache import cache_dir, write_atomically
 
 @dataclass
 class Compiled:
@@ -89,8 +87,8 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
     if not hit:
         ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
                                     options.compile_timeout, module, entry)
-        _write(obj_path, obj)
-        _write(meta_path, pickle.dumps(meta))
+        write_atomically(obj_path, obj)
+        write_atomically(meta_path, pickle.dumps(meta))
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
     c = Compiled(addr, meta, ir, hit, key)
@@ -143,8 +141,3 @@ def _with_limit(work, limit: float, module, entry):
                          "(please report this with the shader)") from e
 
 
-def _write(path: Path, data: bytes):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)          # atomic: concurrent processes never see half a file

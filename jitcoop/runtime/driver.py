@@ -35,7 +35,7 @@ import hashlib
 import threading
 
 from . import jit
-from .cache import cache_dir
+from .cache import cache_dir, write_atomically
 
 (PLAN_KERNEL, PLAN_GRID, PLAN_BIND, PLAN_PUSH, PLAN_RANGES, PLAN_NRANGES, PLAN_CANCEL, PLAN_NEXT,
  PLAN_END, PLAN_SHARE, PLAN_LEAST, PLAN_NPIECES, PLAN_PIECES, PLAN_NEXT_PIECE, PLAN_PIECES_DONE,
@@ -241,9 +241,7 @@ def drive():
                 obj = path.read_bytes()
             except OSError:
                 obj = jit.compile_ir(text, level=2)
-                tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-                tmp.write_bytes(obj)
-                tmp.replace(path)
+                write_atomically(path, obj)
             addr = jit.load_object(f"drive_{key}", obj, ["jc.drive"])["jc.drive"]
             _fn.append(jit.c_function(addr, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p))
     return _fn[0]

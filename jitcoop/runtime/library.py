@@ -22,14 +22,13 @@ import functools
 import hashlib
 import importlib
 import json
-import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import jit
+from .cache import write_atomically
 
 _lock = threading.RLock()
 
@@ -188,15 +187,8 @@ def _compile(func: str, args: tuple, sym: str) -> Variant:
                            f"numba has ({', '.join(missing)})")
     obj = jit._init()["tm"].emit_object(mod)
     d = _store()
-    _write(d / f"{sym}.o", obj)
+    write_atomically(d / f"{sym}.o", obj)
     v = Variant(sym, params, ret, args, func)
-    _write(d / f"{sym}.json", json.dumps({"func": func, "args": [str(a) for a in args], "params": params,
-                                          "ret": ret}).encode())
+    write_atomically(d / f"{sym}.json", json.dumps({"func": func, "args": [str(a) for a in args], "params": params,
+                                                    "ret": ret}).encode())
     return v
-
-
-def _write(path: Path, data: bytes):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)          # atomic: concurrent processes never see half a file

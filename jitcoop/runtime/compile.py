@@ -25,6 +25,7 @@ from . import jit, library
 from . import limit as limit_mod
 from .cache import cache_dir, write_atomically
 
+
 @dataclass
 class Compiled:
     address: int          # i64 kernel(wg_begin, wg_end, grid, bind, push, scratch, ranges, nranges, err,
@@ -139,5 +140,3 @@ def _with_limit(work, limit: float, module, entry):
     except Exception as e:                  # noqa: BLE001 - a bug of the generator, reported as such
         raise SpirvError(f"internal error while compiling {what}: {type(e).__name__}: {e} "
                          "(please report this with the shader)") from e
-
-

@@ -107,9 +107,13 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     for sc in held:
         values += sc.addrs + (consts_at,)
     # per thread (driver.THREAD_*): its scratch argument, its failure record, the memory it
-    # zeroes, whether it waits for the others
+    # zeroes, whether it waits for the others (inline, this thread's driver returns once every
+    # thread that started has ended, and a worker that starts later does nothing: waiting here
+    # for the workers' tasks cost a wake-up after their Python ended, 0.1-0.2 ms a dispatch)
+    inline = watch.inline()
     for t, sc in enumerate(held):
-        values += (at + 8 * (o_scratch + 4 * t), at + 8 * (o_errs + ew * t)) + sc.zero() + (0,)
+        last = int(inline and t == 0)
+        values += (at + 8 * (o_scratch + 4 * t), at + 8 * (o_errs + ew * t)) + sc.zero() + (last,)
     for r in table:
         values += r
     frame[:o_errs] = values
@@ -119,17 +123,12 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     drive = driver.drive()
 
     t0 = time.perf_counter()
-    inline = watch.inline()
     running = []
     watched = None
     try:
         # The workers first, so that their wake-up overlaps the watcher's Python below (a woken
         # worker needs the GIL for the call into its driver: it gets it when this thread calls
-        # its own, at the latest). Inline, this thread's driver returns once every thread that
-        # started has ended (a worker that starts later does nothing): waiting here for the
-        # workers' tasks cost a wake-up after their Python ended, 0.1-0.2 ms a dispatch.
-        if inline:
-            frame[o_threads + driver.THREAD_LAST] = 1
+        # its own, at the latest).
         for t in range(1 if inline else 0, nthreads):      # (one by one: a Ctrl-C may come between)
             running.append(workers.submit(drive, at, mine[t], keep=frame))
         done = lambda: min(int(frame[driver.PLAN_NEXT]), nwg) - begin     # noqa: E731 (the progress bar's count)
@@ -177,7 +176,7 @@ class _Scratch:
 
     def zero(self) -> tuple:
         """(address, bytes) x 3 for the thread to zero (bytes 0 where it is zero already)."""
-        return tuple(x for a, n in zip(self.addrs, self.arrays) for x in (a, n.nbytes if self.dirty else 0))
+        return tuple(x for at, arr in zip(self.addrs, self.arrays) for x in (at, arr.nbytes if self.dirty else 0))
 
 
 class _ScratchPool:

@@ -17,8 +17,9 @@ and its arguments common to all threads, the next workgroup (taken with compare-
 self-scheduling, each chunk a 1/share of what is left and at least `least`), the snapshot's pieces
 (taken with an atomic add while the dispatch is not cancelled; each marked copied in `copied`
 before it is counted done). `thread` (int64, THREAD_*): its scratch argument, its failure record,
-three (address, bytes) pairs to zero, and whether it is the dispatching thread. A kernel that fails sets the dispatch's cancel flag to FAILED (when nothing set it first), so the
-other threads stop at their next chunk or loop back edge. A thread waiting for pieces others copy
+three (address, bytes) pairs to zero, and whether it is the dispatching thread. A kernel that
+fails sets the dispatch's cancel flag to FAILED (when nothing set it first), so the other threads
+stop at their next chunk or loop back edge. A thread waiting for pieces others copy
 yields its CPU between looks and gives up once the dispatch is cancelled (it then runs no kernel).
 
 The dispatching thread's call (THREAD_LAST) returns only once every thread that started has

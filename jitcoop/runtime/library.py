@@ -189,6 +189,6 @@ def _compile(func: str, args: tuple, sym: str) -> Variant:
     d = _store()
     write_atomically(d / f"{sym}.o", obj)
     v = Variant(sym, params, ret, args, func)
-    write_atomically(d / f"{sym}.json", json.dumps({"func": func, "args": [str(a) for a in args], "params": params,
-                                                    "ret": ret}).encode())
+    described = {"func": func, "args": [str(a) for a in args], "params": params, "ret": ret}
+    write_atomically(d / f"{sym}.json", json.dumps(described).encode())
     return v

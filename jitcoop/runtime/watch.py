@@ -41,8 +41,8 @@ class Watched:
         self.done, self.cancel = done, cancel
         self.deadline = None if timeout is None else time.perf_counter() + timeout
         self.main = threading.current_thread() is threading.main_thread()
-        self.ctrl_c = self.main and _signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        self.inline = not self.main or self.ctrl_c          # (= inline())
+        self.inline = inline()
+        self.ctrl_c = self.main and self.inline     # (the main thread runs kernels where Ctrl-C is ours)
         # whether the watcher must look at it every POLL seconds (a Ctrl-C wakes it anyway)
         self.polled = self.deadline is not None or self.bar.may_show()
 

@@ -31,7 +31,7 @@ class Snapshot:
         addr = [(c.ctypes.data, v.ctypes.data) for c, v in zip(self.copies, self.views)]
         self.pieces = np.array([(addr[i][0] + s, addr[i][1] + s, e - s) for i, s, e in self.spans],
                                np.int64).reshape(-1, 3)
-        self.copied = np.zeros(max(1, len(self.spans)), np.uint8)
+        self.copied = np.zeros(len(self.spans), np.uint8)
 
     def restore(self):
         """The copied pieces back."""

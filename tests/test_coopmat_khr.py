@@ -426,6 +426,62 @@ def test_float32_numerics_rounds_each_add_on_a_hand_case():
     assert run_muladd("f16_f32", a, b, c, np.float32)[0, 0] == np.float32(1 + 2.0 ** -23)
 
 
+# == MulAdds with one A computed as a pair (rules.khr_coopmat.muladd_pairs) ==========================
+def _chunked(fn, a, b, c, rnd):
+    """A K loop of 8 x 8 x 8 MulAdds: acc = fn(A chunk, B chunk, acc) per 8 columns of A."""
+    acc = c
+    for k in range(0, a.shape[1], 8):
+        acc = fn(a[:, k:k + 8], b[k:k + 8], acc, rnd).astype(np.float32)
+    return acc
+
+
+def _pair_calls(k) -> int:
+    """Calls of a pair's MulAdd function (its 11 arguments) in a kernel's generated code."""
+    return sum(1 for ln in k.source.splitlines() if "call void @mm." in ln and ln.count("ptr ") == 9)
+
+
+@pytest.mark.parametrize("shader", ["pairs", "pairs.opt"])
+@pytest.mark.parametrize("numerics,ref", [("float32", float32_muladd), ("exact", exact_muladd)])
+def test_muladd_pairs_as_separate_muladds(shader, numerics, ref):
+    """acc0..2 = MulAdd(ma, mb0..2, acc0..2) in a K loop (tests/shaders/coopmat/pairs.comp): the
+    first two computed by one function, the third on its own, bit for bit the MulAdds' own
+    results; as glslang writes it and through spirv-opt -O."""
+    rng = np.random.default_rng(57)
+    K = 32
+    a = rng.standard_normal((8, K)).astype(np.float16)
+    b = rng.standard_normal((K, 24)).astype(np.float16)
+    c = (rng.standard_normal((8, 24)) * 4).astype(np.float32)
+    k = kernel(shader, spec={0: 32}, numerics=numerics)
+    if numerics == "float32":       # an 8-column float32 row fills one vector register (AVX2 or wider)
+        assert _pair_calls(k) == 1
+    out = c.copy()
+    k.dispatch(1, {0: a, 1: b, 2: out}, push=np.array([K], np.uint32))
+    for j in range(3):
+        cols = slice(8 * j, 8 * j + 8)
+        assert_bits_equal(out[:, cols], _chunked(ref, a, b[:, cols], c[:, cols], ROUND["f32"]))
+
+
+def test_muladd_reading_the_previous_result_is_not_paired():
+    """acc0 = MulAdd(ma, mb0, acc0); acc0 = MulAdd(ma, mb1, acc0): the same A back to back, but
+    the second adds to the first's result (a pair would read acc0 before the first wrote it)."""
+    rng = np.random.default_rng(58)
+    K = 24
+    a = rng.standard_normal((8, K)).astype(np.float16)
+    b = rng.standard_normal((K, 24)).astype(np.float16)
+    c = (rng.standard_normal((8, 24)) * 4).astype(np.float32)
+    k = kernel("pairs_dep", spec={0: 32}, numerics="float32")
+    out = c.copy()
+    k.dispatch(1, {0: a, 1: b, 2: out}, push=np.array([K], np.uint32))
+    acc0 = c[:, :8]
+    for kk in range(0, K, 8):
+        for j in (0, 1):
+            acc0 = float32_muladd(a[:, kk:kk + 8], b[kk:kk + 8, 8 * j:8 * j + 8], acc0,
+                                  ROUND["f32"]).astype(np.float32)
+    assert_bits_equal(out[:, :8], acc0)
+    assert_bits_equal(out[:, 8:16], _chunked(float32_muladd, a, b[:, 16:24], c[:, 8:16], ROUND["f32"]))
+    assert_bits_equal(out[:, 16:], c[:, 16:])
+
+
 # == numerics="nvidia" ===============================================================================
 def _trunc_to(q, quantum):
     """q toward zero to a multiple of quantum (Fractions)."""

@@ -86,6 +86,7 @@ class Collectives:
         # float64 shadows of MulAdd operands (rules.khr_coopmat): the ids that want one (computed
         # at the first load), and value id -> shadow block for the loads generated so far
         self.f64_shadow_ids: set | None = None
+        self.muladd_pairs: dict | None = None          # rules.khr_coopmat.muladd_pairs
         self.f64_shadows: dict = {}
 
     # -- memory of the work area ----------------------------------------------------------------------
@@ -646,14 +647,14 @@ done:
         fn.cbr(self.op(f"icmp ult i64 {q1}, {self.W // inv}"), head, done)
         fn.block(done)
 
-    def declared_muladd(self, spec: str, dtypes: tuple, make, in_place: bool = False) -> str:
-        """The name of the MulAdd function for (spec, dtypes, in_place), defined in the module
-        once."""
-        key = ("mm", spec, dtypes, in_place)
+    def declared_muladd(self, spec: str, dtypes: tuple, make, in_place: bool = False, pair: bool = False) -> str:
+        """The name of the MulAdd function for (spec, dtypes, in_place, pair), defined in the
+        module once."""
+        key = ("mm", spec, dtypes, in_place, pair)
         name = self._const_names.get(key)
         if name is None:
             name = self._const_names[key] = f"@mm.{sum(1 for k in self._const_names if k[0] == 'mm')}"
-            text, decls = make(name[1:], spec, dtypes, in_place)
+            text, decls = make(name[1:], spec, dtypes, in_place, pair)
             for n, d in decls.items():
                 self.declare(f"@{n}", d)
             self.globals.append(text)

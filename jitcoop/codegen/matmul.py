@@ -6,7 +6,13 @@ function
 
     void @<name>(ptr a, ptr b, ptr c, ptr r, ptr tabs, ptr work, i64 base, i64 q)
 
-for one instance (base: its first lane, q: its index). The body is explicit vector code of the
+for one instance (base: its first lane, q: its index), or, for a pair of MulAdds with the same A
+and everything else placed alike (pair_wanted),
+
+    void @<name>(ptr a, ptr b, ptr c, ptr r, ptr tabs, ptr work, i64 base, i64 q, ptr b2, ptr c2, ptr r2)
+
+which computes R = C + A x B and R2 = C2 + A x B2 in the same blocks (each row's vectors of both
+results held together). The body is explicit vector code of the
 host's width: blocks of rows x vectors of columns held in registers over the K loop, as many as
 the host's vector registers hold (AVX-512: 6 rows x 4 vectors of 32 registers; AVX2: 6 rows x 2
 vectors of 16: a block sized for AVX-512 spilled on AVX2, a third of the speed). Every element gets exactly
@@ -34,13 +40,26 @@ _ELEM = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i8": ir.IntType(8), "u8
          "i64": ir.IntType(64), "u64": ir.IntType(64)}
 
 
-def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False) -> tuple[str, dict]:
+def pair_wanted(n: int, ctype: int) -> bool:
+    """Whether two MulAdds of n result columns summing in compute type ctype gain from running as
+    a pair (see muladd_function): a row of one result fills at most one vector register, and a
+    row of both fits the register block. An 8 x 8 x 8 float32 MulAdd on AVX2 holds 8 rows of one
+    vector: a broadcast of an A element for every FMA (80 loads for 64 FMAs) and 8 accumulator
+    chains; paired, 6 rows of two vectors, one broadcast for two FMAs."""
+    vbits, nregs = jit.vector_registers()
+    return n * (64 if ctype != C_F32 else 32) <= vbits and nregs // 8 >= 2
+
+
+def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False,
+                    pair: bool = False) -> tuple[str, dict]:
     """The LLVM IR text of the MulAdd function `name` for `spec` (kernels.coopmat.mm_spec), with
     A, B, C and R held as arrays of the dtype tags `dtypes`; and the declarations it needs
     ({name: text}, for the module to hold once). `in_place`: every call passes R's rows as C's
     (acc = MulAdd(a, b, acc)), placed alike: R is stored through C's pointer, so LLVM keeps one
     address per row where it kept two and spilled the stores' around the K loop (a hot
-    128 x 128 x 32 float32 MulAdd 1.038x, median of 31 side-by-side rounds)."""
+    128 x 128 x 32 float32 MulAdd 1.038x, median of 31 side-by-side rounds). `pair`: the
+    function of a pair of such MulAdds sharing A (the module's docstring; pair_wanted), whose
+    B, C and R are read and written where they lie (B converted as it is read)."""
     v = list(map(int, spec.split()))
     m, n, kk, ctype, fused = v[0:5]
     ops = [list(v[5 + 7 * x:12 + 7 * x]) for x in range(4)]
@@ -62,7 +81,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
     ACCS, VMAX = nregs * 3 // 4, nregs // 8
     mod = ir.Module()
     p = ir.PointerType()
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [p] * 6 + [i64, i64]), name)
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [p] * 6 + [i64, i64] + [p] * (3 if pair else 0)), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")      # inlined into a kernel it competes for registers with lane code
     entry = fn.append_basic_block("entry")
@@ -79,8 +98,14 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
         a.type = p                 # an opaque pointer, as the rest of the function uses
         return a
     ptrs = list(fn.args[:4])
+    # the second member of a pair: the same A, its own B, C and R (placed as the first's)
+    ptrs2 = [None] + list(fn.args[8:11]) if pair else None
     if in_place and ops[2][:4] == ops[3][:4]:
         ptrs[3] = ptrs[2]
+        if pair:
+            ptrs2[3] = ptrs2[2]
+    if pair and (combine is not None or any(ops[x][0] == TABLE for x in (1, 2, 3))):
+        raise ValueError("a MulAdd pair reads B and C and writes R where they lie")
     tabs, work, base, q = fn.args[4], fn.args[5], fn.args[6], fn.args[7]
     dts = [_ELEM[d] for d in dtypes]
     float_src = [d.startswith("f") for d in dtypes]
@@ -117,22 +142,22 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
             return builder.sext(val, to) if ops[x][4] else builder.zext(val, to)
         return builder.sitofp(val, to) if ops[x][4] else builder.uitofp(val, to)
 
-    def load(x, idx, w):
+    def load(x, idx, w, member=0):
         src = dts[x]
-        ptr = builder.gep(ptrs[x], [idx], source_etype=src)
+        ptr = builder.gep((ptrs2 if member else ptrs)[x], [idx], source_etype=src)
         return convert(builder.load(ptr, typ=vty(src, w), align=_size(src)), x, w)
 
     def store_ct(ptr, idx, val, w):
         builder.store(val, builder.gep(ptr, [idx], source_etype=et), align=bits // 8)
 
-    def store_r(idx, val, w):
+    def store_r(idx, val, w, member=0):
         dst = dts[3]
         if dst != et:
             to = vty(dst, w)
             if not float_src[3] or is_int:
                 raise TypeError(f"MulAdd cannot store {et} into {dst}")
             val = builder.fptrunc(val, to) if _fwidth(dst) < bits else builder.fpext(val, to)
-        builder.store(val, builder.gep(ptrs[3], [idx], source_etype=dst), align=_size(dst))
+        builder.store(val, builder.gep((ptrs2 if member else ptrs)[3], [idx], source_etype=dst), align=_size(dst))
 
     def tab_at(i):
         return builder.sext(builder.load(builder.gep(tabs, [i], source_etype=ir.IntType(32)),
@@ -192,7 +217,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
         # over it where the copy to work and the packing made two (the workgroup GEMMs with
         # exact numerics, whose float32 B sums in float64: wg_arrays 1.066x, wg_tensor 1.031x,
         # medians of 11 alternating one-thread 1024^3 dispatches)
-        if ops[x][0] == TABLE or (dts[x] != et and not (x == 1 and packed)):
+        if ops[x][0] == TABLE or (dts[x] != et and not (x == 1 and (packed or pair))):
             to_work(x)
     if ops[2][0] == TABLE:
         to_work(2)
@@ -246,16 +271,18 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
             d = builder.trunc(d, vty(dst, w))
         builder.store(d, builder.gep(ptrs[3], [idx_r], source_etype=dst), align=_size(dst))
 
-    def block(i0, rows, j0, widths, panel=None):
+    def block(i0, rows, j0, widths, panel=None, members=None):
         """rows x sum(widths) accumulators from C at (i0, j0), the K loop, stored to R; B's rows
-        from `panel` (the packed panel of this column block) when given."""
-        cols = [sum(widths[:u]) for u in range(len(widths))]
+        from `panel` (the packed panel of this column block) when given. `members`: which member
+        of a pair each width is of (its columns then start at j0 again)."""
+        members = members or [0] * len(widths)
+        cols = [sum(w for w, mb in zip(widths[:u], members[:u]) if mb == members[u]) for u in range(len(widths))]
         accs = {}
         for r in range(rows):
             i = builder.add(i0, const(r))
             for u, w in enumerate(widths):
                 if has_c:
-                    accs[r, u] = load(2, builder.add(rowoff(2, i), builder.add(j0, const(cols[u]))), w)
+                    accs[r, u] = load(2, builder.add(rowoff(2, i), builder.add(j0, const(cols[u]))), w, members[u])
                 else:
                     accs[r, u] = ir.Constant(vty(et, w), None)
         pre = builder.block
@@ -275,7 +302,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
                                align=bits // 8) for u, w in enumerate(widths)]
         else:
             rb = builder.add(rowoff(1, k), j0)
-            bv = [load(1, builder.add(rb, const(cols[u])), w) for u, w in enumerate(widths)]
+            bv = [load(1, builder.add(rb, const(cols[u])), w, members[u]) for u, w in enumerate(widths)]
         new = {}
         for r in range(rows):
             x = load(0, builder.add(rowoff(0, builder.add(i0, const(r))), k), 1)
@@ -293,19 +320,23 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
             if combine is not None:
                 finish(builder.add(rowoff(2, i), j), builder.add(rowoff(3, i), j), val, widths[u])
             else:
-                store_r(builder.add(rowoff(3, i), j), val, widths[u])
+                store_r(builder.add(rowoff(3, i), j), val, widths[u], members[u])
 
-    def rows_loop(j0, widths, panel=None):
+    def rows_loop(j0, widths, panel=None, members=None):
         R = max(1, min(m, ACCS // len(widths)))
         full = (m // R) * R
         if full == R:
-            block(const(0), R, j0, widths, panel)
+            block(const(0), R, j0, widths, panel, members)
         elif full:
-            for_range(full, lambda i0: block(i0, R, j0, widths, panel), step=R)
+            for_range(full, lambda i0: block(i0, R, j0, widths, panel, members), step=R)
         if m - full:
-            block(const(full), m - full, j0, widths, panel)
+            block(const(full), m - full, j0, widths, panel, members)
 
-    if nblk == 1:
+    if pair:
+        if n > VW or VMAX < 2:
+            raise ValueError(f"a MulAdd pair of {n} columns does not fit the register blocks")
+        rows_loop(const(0), [n, n], members=[0, 1])
+    elif nblk == 1:
         rows_loop(const(0), [VW] * V)
     elif packed:
         # B's column blocks packed into contiguous panels first: a block reads its K rows of
@@ -334,7 +365,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False)
     elif nblk > 1:
         for_range(nblk * V * VW, lambda j0: rows_loop(j0, [VW] * V), step=V * VW)
     rest = [VW] * (nfull - nblk * V) + ([n % VW] if n % VW else [])
-    if rest:
+    if rest and not pair:
         rows_loop(const(nblk * V * VW), rest)
 
     if scatter_r is not None:

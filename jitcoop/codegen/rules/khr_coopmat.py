@@ -482,12 +482,78 @@ class _Placement:
         return (_const_table(em, tabs), em.dense(1, max(1, self.work), self.cname))
 
 
+# -- MulAdds that share A, computed together ------------------------------------------------------
+# A MulAdd whose result rows fill at most one vector register (8 x 8 x 8 float32 on AVX2) holds
+# a vector per row over its K loop: every FMA takes its own broadcast of an A element (80 loads
+# for 64 FMAs) and eight accumulators keep the FMA units waiting on each other. acc[i][j] =
+# MulAdd(ma[i], mb[j], acc[i][j]) unrolled runs two MulAdds with one A back to back; computed
+# by one function (codegen/matmul.py, pair), a block holds a row of both results: one broadcast
+# feeds two FMAs, twelve accumulators. The first of the two computes both; the second checks its
+# scope and resumes its lanes.
+
+def muladd_pairs(em) -> dict:
+    """{id(MulAdd): ("first", second) or ("second", first)} for the pairs computed at the first:
+    two float MulAdds of the same types, operand flags and A, the second reached only from the
+    first with no code between (so every instance there has just run the first, and the second's
+    operands were ready then), neither reading the other's result, every operand in slot rows and
+    the second's result in none the first reads or writes (nor the first's in the second's
+    operands), whose result rows fill at most a vector register (matmul.pair_wanted). Computed
+    once per kernel, so that both rules agree whichever is generated first."""
+    from ..matmul import pair_wanted
+    got = em.muladd_pairs
+    if got is not None:
+        return got
+    got = em.muladd_pairs = {}
+    if numerics(em) == K.NVIDIA:
+        return got                  # float MulAdds run the library's H100 model
+    bmap, preds = em.ctx.bmap, em.ctx.preds
+    for b1 in em.collective_blocks:
+        first = b1.instrs[0]
+        if first.opname != "OpCooperativeMatrixMulAddKHR" or id(first) in got:
+            continue
+        rb = bmap.get(b1.term.operands[0]) if b1.term.opname == "OpBranch" else None
+        if rb is None or rb.instrs or rb.term.opname != "OpBranch" or preds.get(rb.label) != [b1.label]:
+            continue
+        tb = bmap.get(rb.term.operands[0])
+        if tb is None or not tb.collective or preds.get(tb.label) != [rb.label]:
+            continue
+        second = tb.instrs[0]
+        if second.opname != "OpCooperativeMatrixMulAddKHR" or id(second) in got:
+            continue
+        o1, o2 = first.operands, second.operands
+        try:
+            t1, t2 = muladd_types(em, first), muladd_types(em, second)
+        except SpirvError:
+            continue                # reported where each is generated
+        a, b, c, r, flags = t1
+        if (o1[0] != o2[0] or any(x is not y for x, y in zip(t1[:4], t2[:4])) or flags != t2[4]
+                or first.result in o2[:3] or r.elem.kind != "float" or r.elem.width < 32):
+            continue
+        ctype = K.C_F32 if numerics(em) == K.FLOAT32 and max(m.elem.width for m in t1[:4]) <= 32 else K.C_F64
+        inv = scope_size(em, r)
+        if not pair_wanted(r.cols, ctype) or not all(_direct(em, inv, m) for m in (b, c, r)):
+            continue
+        vids = (o1[0], o1[1], o1[2], first.result, o2[1], o2[2], second.result)
+        if not all(em.is_resident(v) for v in vids):
+            continue
+        A, B1, C1, R1, B2, C2, R2 = (em.resident_block(v)[0] for v in vids)
+        if R2 in (A, B1, C1, R1) or R1 in (B2, C2):
+            continue
+        got[id(first)] = ("first", second)
+        got[id(second)] = ("second", first)
+    return got
+
+
 @collective("OpCooperativeMatrixMulAddKHR")
 def _muladd(em, ins, wait, resume):
     a, b, c, r, flags = muladd_types(em, ins)
     o = ins.operands
     inv = scope_size(em, r)
     check_scope(em, ins, wait, r)
+    pair = muladd_pairs(em).get(id(ins))
+    if pair is not None and pair[0] == "second":
+        em.resume_lanes(wait, resume)       # computed with the first of its pair
+        return
     blocks = [em.coll_block(x) for x in o[:3]]
     out = em.coll_result_block(ins)
     M, N, K_ = r.rows, r.cols, a.cols
@@ -532,7 +598,24 @@ def _muladd(em, ins, wait, resume):
             pr = K.operand(K.DENSE, M, N)
         tabs, work = pl.arrays()
         spec = K.mm_spec(M, N, K_, ctype, fused, pa, pb, pc, pr)
-        _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
+        if pair is not None:
+            second = pair[1]
+            b2, c2 = (em.coll_block(x) for x in second.operands[1:3])
+            if ctype == K.C_F64:
+                b2 = em.f64_shadows.get(second.operands[1], b2)
+            r2 = em.coll_result_block(second)
+            if b2.dtype == blocks[1].dtype and (c2.ptr == r2.ptr) == (blocks[2].ptr == rarr.ptr):
+                _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work,
+                             (b2, c2, r2))
+            else:
+                # placed unlike the first's (one B has a float64 shadow, say): both, one by one
+                _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
+                pb2 = pl.read(b, bool(flags & B_SIGNED), b2.dtype)
+                spec2 = K.mm_spec(M, N, K_, ctype, fused, pa, pb2, pc, pr)
+                tabs, work = pl.arrays()
+                _call_muladd(em, ins, wait, inv, spec2, blocks[0], b2, c2, r2, tabs, work)
+        else:
+            _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
         if r.elem.width < 32:
             em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), rarr,
                                          ("i64", str(fmt_of(r.elem)))], ins)
@@ -563,15 +646,18 @@ def _muladd(em, ins, wait, resume):
     em.resume_lanes(wait, resume)
 
 
-def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work):
+def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work, second=None):
     """R = C + A x B for every scope instance waiting here: a MulAdd function specialized on
-    `spec` (jitcoop.codegen.matmul), called per instance."""
+    `spec` (jitcoop.codegen.matmul), called per instance; with `second` (its B, C and R blocks),
+    the function of the pair that computes R2 = C2 + A x B2 too."""
     from ..matmul import muladd_function
     dtypes = (a.dtype, b.dtype, c.dtype, r.dtype)
-    name = em.declared_muladd(spec, dtypes, muladd_function, c.ptr == r.ptr and c.dtype == r.dtype)
+    name = em.declared_muladd(spec, dtypes, muladd_function, c.ptr == r.ptr and c.dtype == r.dtype,
+                              second is not None)
+    more = "".join(f", ptr {x.ptr}" for x in second) if second is not None else ""
     em.for_instances(inv, wait, lambda base, q: em.emit(
         f"call void {name}(ptr {a.ptr}, ptr {b.ptr}, ptr {c.ptr}, ptr {r.ptr}, ptr {tabs.ptr}, ptr {work.ptr}, "
-        f"i64 {base}, i64 {q})"))
+        f"i64 {base}, i64 {q}{more})"))
 
 
 # -- conversions between lane layouts ---------------------------------------------------------------

@@ -415,6 +415,15 @@ def _product_ctype(a: CoopMat, b: CoopMat, K_: int, flags: int) -> int:
     return K.C_I64
 
 
+def _float_ctype(em, mats) -> int:
+    """What float A x B products are summed in: float32 with float32 numerics where no matrix is
+    wider (one fused multiply-add per product, as a CPU BLAS: products of 16-bit and narrower
+    formats are exact, so only the adds round), else float64."""
+    if numerics(em) == K.FLOAT32 and max(m.elem.width for m in mats) <= 32:
+        return K.C_F32
+    return K.C_F64
+
+
 _CTYPE_NAMES = {K.C_F64: "f64", K.C_F32: "f32", K.C_I64: "i64"}
 
 
@@ -529,9 +538,8 @@ def muladd_pairs(em) -> dict:
         if (o1[0] != o2[0] or any(x is not y for x, y in zip(t1[:4], t2[:4])) or flags != t2[4]
                 or first.result in o2[:3] or r.elem.kind != "float" or r.elem.width < 32):
             continue
-        ctype = K.C_F32 if numerics(em) == K.FLOAT32 and max(m.elem.width for m in t1[:4]) <= 32 else K.C_F64
         inv = scope_size(em, r)
-        if not pair_wanted(r.cols, ctype) or not all(_direct(em, inv, m) for m in (b, c, r)):
+        if not pair_wanted(r.cols, _float_ctype(em, t1[:4])) or not all(_direct(em, inv, m) for m in (b, c, r)):
             continue
         vids = (o1[0], o1[1], o1[2], first.result, o2[1], o2[2], second.result)
         if not all(em.is_resident(v) for v in vids):
@@ -567,14 +575,7 @@ def _muladd(em, ins, wait, resume):
         em.resume_lanes(wait, resume)
         return
     is_float = r.elem.kind == "float"
-    if not is_float:
-        ctype = _product_ctype(a, b, K_, flags)
-    elif numerics(em) == K.FLOAT32 and max(m.elem.width for m in (a, b, c, r)) <= 32:
-        # float32 sums: one fused multiply-add per product, as a CPU BLAS (products of 16-bit
-        # and narrower formats are exact, so only the adds round)
-        ctype = K.C_F32
-    else:
-        ctype = K.C_F64
+    ctype = _float_ctype(em, (a, b, c, r)) if is_float else _product_ctype(a, b, K_, flags)
     cname = _CTYPE_NAMES[ctype]
     pl = _Placement(em, inv, cname)
     if ctype == K.C_F64 and is_float:

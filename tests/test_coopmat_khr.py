@@ -440,25 +440,29 @@ def _pair_calls(k) -> int:
     return sum(1 for ln in k.source.splitlines() if "call void @mm." in ln and ln.count("ptr ") == 9)
 
 
-@pytest.mark.parametrize("shader", ["pairs", "pairs.opt"])
+@pytest.mark.parametrize("shader,subgroups", [("pairs", 1), ("pairs", 2), ("pairs.opt", 2), ("pairs_inv", 1)])
 @pytest.mark.parametrize("numerics,ref", [("float32", float32_muladd), ("exact", exact_muladd)])
-def test_muladd_pairs_as_separate_muladds(shader, numerics, ref):
+def test_muladd_pairs_as_separate_muladds(shader, subgroups, numerics, ref):
     """acc0..2 = MulAdd(ma, mb0..2, acc0..2) in a K loop (tests/shaders/coopmat/pairs.comp): the
     first two computed by one function, the third on its own, bit for bit the MulAdds' own
-    results; as glslang writes it and through spirv-opt -O."""
+    results; as glslang writes it and through spirv-opt -O; on one and two subgroups, each with
+    its own rows (every lane runs), and in a kernel whose invocations cannot differ (one runs)."""
     rng = np.random.default_rng(57)
-    K = 32
-    a = rng.standard_normal((8, K)).astype(np.float16)
+    K, M = 32, 8 * subgroups
+    a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, 24)).astype(np.float16)
-    c = (rng.standard_normal((8, 24)) * 4).astype(np.float32)
-    k = kernel(shader, spec={0: 32}, numerics=numerics)
+    c = (rng.standard_normal((M, 24)) * 4).astype(np.float32)
+    k = kernel(shader, spec={0: 32 * subgroups}, numerics=numerics)
     if numerics == "float32":       # an 8-column float32 row fills one vector register (AVX2 or wider)
         assert _pair_calls(k) == 1
+    assert k.meta.lanes_run == (1 if shader == "pairs_inv" else 32 * subgroups)
     out = c.copy()
     k.dispatch(1, {0: a, 1: b, 2: out}, push=np.array([K], np.uint32))
     for j in range(3):
         cols = slice(8 * j, 8 * j + 8)
-        assert_bits_equal(out[:, cols], _chunked(ref, a, b[:, cols], c[:, cols], ROUND["f32"]))
+        for s in range(subgroups):
+            rows = slice(8 * s, 8 * s + 8)
+            assert_bits_equal(out[rows, cols], _chunked(ref, a[rows], b[:, cols], c[rows, cols], ROUND["f32"]))
 
 
 def test_muladd_reading_the_previous_result_is_not_paired():

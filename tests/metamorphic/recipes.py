@@ -610,11 +610,11 @@ def _invariant(r):
                     push=struct.pack("<fI", 0.5, 3))
 
 
-@recipe(T + "coopmat/pairs.spv", T + "coopmat/pairs.opt.spv", T + "coopmat/pairs_dep.spv", spec={0: 32},
-        options={"numerics": "float32"})
+@recipe(T + "coopmat/pairs.spv", T + "coopmat/pairs.opt.spv", T + "coopmat/pairs_dep.spv",
+        T + "coopmat/pairs_inv.spv", spec={0: 64}, options={"numerics": "float32"})
 def _pairs(r):
-    return Dispatch(1, {0: r.small((8, 32), np.float16, -3, 4), 1: r.small((32, 24), np.float16, -3, 4),
-                        2: r.small((8, 24), np.float32, -8, 8)}, push=u32(32))
+    return Dispatch(1, {0: r.small((16, 32), np.float16, -3, 4), 1: r.small((32, 24), np.float16, -3, 4),
+                        2: r.small((16, 24), np.float32, -8, 8)}, push=u32(32))
 
 
 @recipe(T + "coopmat/flow_struct.spv")

@@ -15,8 +15,9 @@ first checks its result against numpy's float64 reference (tolerances in corpus.
   the same test (best of 10 dispatches after a first one), for the KHR subgroup-scope shaders it
   supports: jitcoop's speed / lavapipe's. Without lavapipe these parts are left out and
   test_lavapipe_runs_the_corpus is skipped, saying why.
-The module ends with a table of all of it and, per scope, profile and numerics, the worst style
-(printed; written as markdown to JITCOOP_BENCH_REPORT=PATH as well when that is set).
+The module ends with a table of all of it and, per scope, profile and numerics, the worst style,
+and the host's FMA peak measured then (benchmarks/host_peak.py: what bounds the figures) (printed;
+written as markdown to JITCOOP_BENCH_REPORT=PATH as well when that is set).
 
     python3 -m pytest benchmarks/test_bench_styles.py -q
     JITCOOP_BENCH_SIZE=256 python3 -m pytest benchmarks/test_bench_styles.py -q -k "plain"
@@ -28,6 +29,7 @@ import time
 import pytest
 from threadpoolctl import threadpool_limits
 
+import host_peak
 import jitcoop
 import lavapipe
 from conftest import best_of
@@ -187,6 +189,16 @@ def summary(peer):
                 out.append(f"| {scope} | {p} | {n} | {worst} ({lo:.1%}) | {best} ({hi:.1%}) | {hi / lo:.1f}x |")
     if isinstance(peer, str):
         out += ["", f"lavapipe: none ({peer})"]
+    # what bounds the figures: the exact numerics' float64 MulAdds at most at the float64 FMA
+    # peak, against numpy's float32 matmul near the float32 one; two threads at most at the
+    # peak's own multiple of one thread
+    threads = max(r["threads"] for r in _results.values())
+    peaks = host_peak.measure(threads)
+    best_np = max(r["numpy_gflops"] for (name, _, _), r in _results.items() if kinds[name] == "gemm")
+    out += ["", host_peak.describe(peaks, threads) + f"; numpy's float32 matmul at its best in this run "
+            f"{best_np:.0f} GFLOP/s: {best_np / peaks['float32'][1]:.0%} of the "
+            f"float32 peak, and the float64 peak {peaks['float64'][1] / best_np:.0%} of numpy (the most "
+            f"exact numerics could reach)"]
     return "\n".join(out)
 
 

@@ -465,6 +465,25 @@ def test_muladd_pairs_as_separate_muladds(shader, subgroups, numerics, ref):
             assert_bits_equal(out[rows, cols], _chunked(ref, a[rows], b[:, cols], c[rows, cols], ROUND["f32"]))
 
 
+@pytest.mark.parametrize("numerics,ref", [("float32", float32_muladd), ("exact", exact_muladd)])
+def test_muladd_pair_with_operands_placed_unlike(numerics, ref):
+    """A pair of 8 x 4 MulAdds whose B operands lie unlike each other (a KHR load's, read with
+    exact numerics from its float64 shadow, and a tensor load's, which has none): the first
+    MulAdd computes both one by one where the pair's function cannot take them (float32
+    numerics: paired), bit for bit the MulAdds' own results."""
+    rng = np.random.default_rng(59)
+    a = rng.standard_normal((8, 8)).astype(np.float16)
+    b = rng.standard_normal((8, 8)).astype(np.float16)
+    c = (rng.standard_normal((8, 8)) * 4).astype(np.float32)
+    k = kernel("pairs_mixed", numerics=numerics)
+    if numerics == "float32":
+        assert _pair_calls(k) == 1
+    out = c.copy()
+    k.dispatch(1, {0: a, 1: b, 2: out})
+    for cols in (slice(0, 4), slice(4, 8)):
+        assert_bits_equal(out[:, cols], ref(a, b[:, cols], c[:, cols], ROUND["f32"]))
+
+
 def test_muladd_reading_the_previous_result_is_not_paired():
     """acc0 = MulAdd(ma, mb0, acc0); acc0 = MulAdd(ma, mb1, acc0): the same A back to back, but
     the second adds to the first's result (a pair would read acc0 before the first wrote it)."""

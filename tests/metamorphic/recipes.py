@@ -617,6 +617,12 @@ def _pairs(r):
                         2: r.small((16, 24), np.float32, -8, 8)}, push=u32(32))
 
 
+@recipe(T + "coopmat/pairs_mixed.spv")
+def _pairs_mixed(r):
+    return Dispatch(1, {0: r.small((8, 8), np.float16, -3, 4), 1: r.small((8, 8), np.float16, -3, 4),
+                        2: r.small((8, 8), np.float32, -8, 8)})
+
+
 @recipe(T + "coopmat/flow_struct.spv")
 def _flow_struct(r):
     return Dispatch(1, {0: r.small(512, np.float16, -37, 37), 1: np.zeros(256, np.float16)})

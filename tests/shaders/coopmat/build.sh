@@ -42,10 +42,12 @@ for s in ldst ldst_mem perlane flow flow_struct flow_undef arith_imts convert co
 done
 $G $V -DCOUNT invariant.comp -o invariant_count.spv >/dev/null
 # MulAdds with one A back to back (pairs), the second reading the first's result, every
-# subgroup on the same rows (lane-invariant), and -O
+# subgroup on the same rows (lane-invariant), and -O; a pair whose B operands are placed unlike
+# each other (pairs_mixed)
 $G $V pairs.comp -o pairs.spv >/dev/null
 $G $V -DDEP pairs.comp -o pairs_dep.spv >/dev/null
 $G $V -DINV pairs.comp -o pairs_inv.spv >/dev/null
+$G $V pairs_mixed.comp -o pairs_mixed.spv >/dev/null
 ${SPIRV_OPT:-spirv-opt} -O pairs.spv -o pairs.opt.spv
 
 # ldrun.comp: name element rows cols [extra glslang arguments]

@@ -623,7 +623,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         fn.br("lane.head")
         self._lane_phi.incoming.append(("0", "sched.top"))
         fn.block("sched.pick")
-        chained = [self._chained(b) for b in self.collective_blocks]
+        chained = [self.chained(b) for b in self.collective_blocks]
         if self.invariant:
             # only lane 0 ran: every lane is where it is (and so converged)
             s0 = fn.op(f"load i32, ptr {self.state}")
@@ -677,9 +677,11 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         y = self.op(f"add i64 {x}, {v}")
         self.emit(f"store i64 {y}, ptr {p}")
 
-    def _chained(self, b):
+    def chained(self, b):
         """The index of the collective a lane resuming after collective block b reaches with no
-        code on the way (an empty resume block, nothing to save at that suspend), or None."""
+        code on the way (an empty resume block, nothing to save at that suspend), or None. Such
+        a pair was split from one block (analysis.flatten), so every lane reaching the second
+        has just left the first."""
         bmap = self.ctx.bmap
         rb = bmap.get(b.term.operands[0])
         if rb is None or rb.instrs or rb.term.opname != "OpBranch":

@@ -341,7 +341,7 @@ def muladd_function(name: str, spec: str, dtypes: tuple, in_place: bool = False,
             start += count * size
 
     if pair:
-        if n > VW or VMAX < 2:
+        if not pair_wanted(n, ctype):
             raise ValueError(f"a MulAdd pair of {n} columns does not fit the register blocks")
         rows_loop(const(0), [n, n], members=[0, 1])
     elif nblk == 1:

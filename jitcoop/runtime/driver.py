@@ -37,6 +37,7 @@ import threading
 
 from . import jit
 from .cache import cache_dir, write_atomically
+from .watch import FAILED
 
 (PLAN_KERNEL, PLAN_GRID, PLAN_BIND, PLAN_PUSH, PLAN_RANGES, PLAN_NRANGES, PLAN_CANCEL, PLAN_NEXT,
  PLAN_END, PLAN_SHARE, PLAN_LEAST, PLAN_NPIECES, PLAN_PIECES, PLAN_NEXT_PIECE, PLAN_PIECES_DONE,
@@ -46,7 +47,6 @@ CLOSED = 1 << 32            # in PLAN_STARTED: the dispatch is over; a thread st
 # per thread: scratch, err, (address, bytes) x 3 to zero, and whether it is the last to return
 (THREAD_SCRATCH, THREAD_ERR, THREAD_ZERO, THREAD_LAST) = (0, 1, 2, 8)
 THREAD_SIZE = 9
-FAILED = 2                  # (= watch.FAILED)
 
 _IR = """
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)

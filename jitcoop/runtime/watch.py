@@ -33,23 +33,21 @@ POLL = 0.05             # seconds between the watcher's looks at running dispatc
 
 
 class Watched:
-    """One running dispatch, as the watcher sees it. `inline`: the dispatching thread may run
-    kernels itself."""
+    """One running dispatch, as the watcher sees it. `ctrl_c`: its dispatching thread is the main
+    thread and runs kernels itself (inline), so a Ctrl-C reaches the dispatch through the watcher."""
 
     def __init__(self, total: int, done, cancel, timeout: float | None):
         self.bar = Progress(total, "dispatch", unit="workgroup")      # shown after 2 s, on a terminal
         self.done, self.cancel = done, cancel
         self.deadline = None if timeout is None else time.perf_counter() + timeout
-        self.main = threading.current_thread() is threading.main_thread()
-        self.inline = inline()
-        self.ctrl_c = self.main and self.inline     # (the main thread runs kernels where Ctrl-C is ours)
+        self.ctrl_c = threading.current_thread() is threading.main_thread() and inline()
         # whether the watcher must look at it every POLL seconds (a Ctrl-C wakes it anyway)
         self.polled = self.deadline is not None or self.bar.may_show()
 
 
 def inline() -> bool:
-    """Whether a dispatch of the calling thread may run kernels in it (Watched.inline): not where
-    it is the main thread and SIGINT has a handler of the program's own, which must run there."""
+    """Whether a dispatch of the calling thread may run kernels in it: not where it is the main
+    thread and SIGINT has a handler of the program's own, which must run there."""
     return (threading.current_thread() is not threading.main_thread()
             or _signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 
@@ -76,7 +74,7 @@ class _Watcher:
                 try:
                     self.old_wakeup = signal.set_wakeup_fd(self.sig_w.fileno(), warn_on_full_buffer=False)
                 except ValueError:          # this interpreter handles no signals
-                    w.ctrl_c = w.inline = False
+                    w.ctrl_c = False
             self.active.append(w)
             wake = w.polled and self.sleeping
             if wake:

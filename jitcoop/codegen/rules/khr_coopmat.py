@@ -502,9 +502,9 @@ class _Placement:
 
 def muladd_pairs(em) -> dict:
     """{id(MulAdd): ("first", second) or ("second", first)} for the pairs computed at the first:
-    two float MulAdds of the same types, operand flags and A, the second reached only from the
-    first with no code between (so every instance there has just run the first, and the second's
-    operands were ready then), neither reading the other's result, every operand in slot rows and
+    two float MulAdds of the same types, operand flags and A, the second reached from the first
+    with no code between (Emitter.chained: every instance there has just run the first, and the
+    second's operands were ready then), neither reading the other's result, every operand in slot rows and
     the second's result in none the first reads or writes (nor the first's in the second's
     operands), whose result rows fill at most a vector register (matmul.pair_wanted). Computed
     once per kernel, so that both rules agree whichever is generated first."""
@@ -515,18 +515,12 @@ def muladd_pairs(em) -> dict:
     got = em.muladd_pairs = {}
     if numerics(em) == K.NVIDIA:
         return got                  # float MulAdds run the library's H100 model
-    bmap, preds = em.ctx.bmap, em.ctx.preds
     for b1 in em.collective_blocks:
         first = b1.instrs[0]
-        if first.opname != "OpCooperativeMatrixMulAddKHR" or id(first) in got:
+        nxt = em.chained(b1)
+        if first.opname != "OpCooperativeMatrixMulAddKHR" or id(first) in got or nxt is None:
             continue
-        rb = bmap.get(b1.term.operands[0]) if b1.term.opname == "OpBranch" else None
-        if rb is None or rb.instrs or rb.term.opname != "OpBranch" or preds.get(rb.label) != [b1.label]:
-            continue
-        tb = bmap.get(rb.term.operands[0])
-        if tb is None or not tb.collective or preds.get(tb.label) != [rb.label]:
-            continue
-        second = tb.instrs[0]
+        second = em.collective_blocks[nxt].instrs[0]
         if second.opname != "OpCooperativeMatrixMulAddKHR" or id(second) in got:
             continue
         o1, o2 = first.operands, second.operands

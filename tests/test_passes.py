@@ -66,3 +66,44 @@ def test_the_same_after_spirv_opt():
     _, ff = flat("loops_O.spv")
     loops = [b for b in ff.blocks if b.merge is not None and b.merge.opname == "OpLoopMerge"]
     assert len(loops) == 2
+
+
+def copies_reference(a_tiles, b_tiles):
+    """copies.comp's eight results, from its header comment: A[i][k] = a_tiles[2i + k],
+    B[k][j] = b_tiles[2k + j]."""
+    A = [[a_tiles[2 * i + k].astype(np.float64) for k in range(2)] for i in range(2)]
+    B = [[b_tiles[2 * k + j].astype(np.float64) for j in range(2)] for k in range(2)]
+    after = [[(i + 2 * j) + sum(A[i][k] @ B[k][j] for k in range(steps)) for j in range(2)]
+             for i in range(2) for steps in (1, 2)]
+    once = {(i, j): after[2 * i][j] for i in range(2) for j in range(2)}
+    twice = {(i, j): after[2 * i + 1][j] for i in range(2) for j in range(2)}
+    return np.stack([twice[0, 0], twice[0, 1], twice[1, 0], twice[1, 1], once[0, 0], once[1, 1],
+                     np.ones((16, 16)), 2 + A[0][0] @ B[0][0]])
+
+
+@pytest.mark.parametrize("module", ["copies.spv", "copies_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_whole_array_copies_compute_what_the_shader_says(module, profile):
+    """An inout array parameter (copied in and out at each call), a copy kept across a later
+    change of the original, an `in` array parameter and an initializer list (a constant array)."""
+    rng = np.random.default_rng(5)
+    a_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    b_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    c = np.full(8 * 256, np.nan, np.float32)
+    k.dispatch(1, {0: a_tiles.reshape(-1), 1: b_tiles.reshape(-1), 2: c})
+    np.testing.assert_array_equal(c.reshape(8, 16, 16), copies_reference(a_tiles, b_tiles))
+    # every array split, so no lane holds an array of matrices: one invocation's code runs
+    assert k.meta.lanes_run == 1, k.meta.varying
+
+
+@pytest.mark.parametrize("module", ["copies.spv", "copies_O.spv"])
+def test_whole_array_copies_are_split(module):
+    """No array of matrices is left: not as a variable, not as a value loaded, built or stored."""
+    m, ff = flat(module)
+    from jitcoop.analysis.sroa import _matrix_array
+    spec = Specialization(m, {})
+    assert not [v for v in ff.variables if _matrix_array(spec.type(v.result_type).pointee)]
+    whole = [i.opname for b in ff.blocks for i in b.instrs
+             if i.result_type is not None and i.opname != "OpVariable" and _matrix_array(spec.type(i.result_type))]
+    assert whole == []

@@ -9,8 +9,9 @@ its signature. The code generator (jitcoop.codegen) runs them in this order:
                  indirectly become SSA values with phis (mem2reg)
     unroll       (during flatten) short counted loops around cooperative
                  instructions unrolled, the counter a constant per copy
-    sroa         (during flatten) arrays of matrices indexed by constants
-                 split into one variable per element
+    sroa         (during flatten) whole-array copies of matrices (inout array
+                 parameters, initializers) taken apart, then arrays of matrices
+                 indexed by constants split into one variable per element
     simplify     (during flatten) straight chains of blocks merged
     cfg          predecessors, dominators, frontiers, natural loops: the
                  graph facts the passes above share

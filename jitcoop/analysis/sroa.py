@@ -5,6 +5,13 @@
 becomes a variable of its own, which jitcoop.analysis.ssa turns into SSA values. An array is
 split only when every use is such an access chain reaching a whole matrix, with its indices in
 range (an access out of range keeps the array, and the run-time bounds check that reports it).
+
+Whole-array copies come first (split_copies): a function taking `inout ACC acc[2][2]` is called
+by glslang as `param = acc; f(param); acc = param`, an OpLoad of the whole array stored whole
+into another variable (and an array built by OpCompositeConstruct is stored whole). Each such
+store becomes one copy per matrix through constant access chains, so that both arrays split and
+the copies become SSA renames: left whole, the array value is a composite holding matrices,
+which every lane must hold (analysis/invariance.py) and copy.
 """
 from __future__ import annotations
 
@@ -50,8 +57,179 @@ def _indices(spec, defs, t, chain):
     return tuple(out) if isinstance(t, CoopMat) else None
 
 
+def _matrix_array(t) -> bool:
+    """A fixed-length array (of arrays) of cooperative matrices."""
+    while isinstance(t, Array) and t.length is not None:
+        t = t.elem
+        if isinstance(t, CoopMat):
+            return True
+    return False
+
+
+class _Leaves:
+    """The leaves of an array type (their index paths and type ids), the Function pointer types
+    and index constants the per-matrix copies need, found in the module or made once."""
+
+    def __init__(self, spec, ids):
+        self.spec, self.ids = spec, ids
+        self.int_type = next((i.result for i in spec.m.defs.values() if i.opname == "OpTypeInt"
+                              and i.operands[0] == 32), None)
+        self.pointers = {i.operands[1]: i.result for i in spec.m.defs.values()
+                         if i.opname == "OpTypePointer" and i.operands[0] == FUNCTION}
+        self.consts: dict[int, int] = {}
+
+    def paths(self, tid, prefix=()):
+        """[(index path, leaf type id)] of array type tid, or None when a leaf has no Function
+        pointer type in the module (no access chain could name it)."""
+        ins = self.spec.m.defs.get(tid)
+        if ins is None or ins.opname != "OpTypeArray":
+            return [(prefix, tid)] if tid in self.pointers else None
+        out = []
+        for i in range(self.spec.type(tid).length):
+            sub = self.paths(ins.operands[0], prefix + (i,))
+            if sub is None:
+                return None
+            out += sub
+        return out
+
+    def const(self, value):
+        if value not in self.consts:
+            self.consts[value] = self.ids.fresh()
+            self.spec.add_constant(self.consts[value], self.int_type, value)
+        return self.consts[value]
+
+    def chain(self, base, path, leaf, offset):
+        return _synth("OpAccessChain", [base] + [self.const(i) for i in path], ["IdRef"] * (len(path) + 1),
+                      offset, self.ids.fresh(), self.pointers[leaf])
+
+
+def split_copies(ff: FlatFunction, spec, ids) -> int:
+    """Whole arrays of matrices taken apart: a store of one into a Function variable becomes a
+    store per matrix, of the matrices the value was made of: loaded whole from another Function
+    variable (a load per matrix where the whole load was), built by OpCompositeConstruct or a
+    constant, or extracted from such a value; an OpCompositeExtract of a matrix from such a value
+    becomes that matrix. A whole load is taken apart only when every use is one of these (else
+    it stays whole, with its stores). Returns how many stores were."""
+    local = {v.result: v for v in ff.variables}
+    defs = {i.result: i for b in ff.blocks for i in b.instrs if i.result is not None}
+    users = ff.users()
+    leaves = _Leaves(spec, ids)
+    if leaves.int_type is None:
+        return 0
+    loads: dict[int, tuple] = {}        # a whole load's id -> ({path: value}, the instructions replacing it)
+
+    def type_of(val):
+        return (defs.get(val) or spec.def_of(val)).result_type
+
+    def taken_apart(val) -> bool:
+        """Whether every use of array value val is a store into a Function variable or an
+        extract of a matrix or of a sub-array taken apart in turn."""
+        for u in users.get(val, ()):
+            if _stored_whole(u, val, local):
+                continue
+            if u.opname != "OpCompositeExtract" or u.operands[0] != val:
+                return False
+            t = spec.type(u.result_type)
+            if not (isinstance(t, CoopMat) or (_matrix_array(t) and taken_apart(u.result))):
+                return False
+        return True
+
+    def values_of(val, tid):
+        """{path: matrix value} of array value val (of array type tid), else None."""
+        d = defs.get(val) or spec.def_of(val)
+        if d is None:
+            return None
+        if d.opname == "OpLoad" and d.operands[0] in local and len(d.operands) == 1:
+            if val not in loads:
+                paths = leaves.paths(tid)
+                if paths is None or not taken_apart(val):
+                    return None
+                values, moves = {}, []
+                for path, t in paths:
+                    c = leaves.chain(d.operands[0], path, t, d.offset)
+                    values[path] = ids.fresh()
+                    moves += [c, _synth("OpLoad", [c.result], ["IdRef"], d.offset, values[path], t)]
+                loads[val] = (values, moves)
+            return loads[val][0]
+        if d.opname == "OpCompositeExtract":
+            whole = values_of(d.operands[0], type_of(d.operands[0]))
+            if whole is None:
+                return None
+            at = tuple(d.operands[1:])
+            return {path[len(at):]: v for path, v in whole.items() if path[:len(at)] == at}
+        if d.opname in ("OpCompositeConstruct", "OpConstantComposite"):
+            elem = spec.m.defs[tid].operands[0]
+            out = {}
+            for i, x in enumerate(d.operands):
+                if elem in leaves.pointers and isinstance(spec.type(elem), CoopMat):
+                    out[(i,)] = x
+                    continue
+                got = values_of(x, elem)
+                if got is None:
+                    return None
+                out.update({(i,) + path: v for path, v in got.items()})
+            return out
+        return None
+
+    stores: dict[int, list] = {}        # id(store) -> the per-matrix instructions replacing it
+    subst: dict[int, int] = {}          # an extracted matrix -> the matrix it is
+    for b in ff.blocks:
+        for ins in b.instrs:
+            if (ins.opname == "OpCompositeExtract" and isinstance(spec.type(ins.result_type), CoopMat)
+                    and _matrix_array(spec.type(type_of(ins.operands[0])))):
+                whole = values_of(ins.operands[0], type_of(ins.operands[0]))
+                if whole is not None and tuple(ins.operands[1:]) in whole:
+                    subst[ins.result] = whole[tuple(ins.operands[1:])]
+                continue
+            if ins.opname != "OpStore" or ins.operands[0] not in local or len(ins.operands) > 2:
+                continue
+            ptr_type = local[ins.operands[0]].result_type
+            if not _matrix_array(spec.type(ptr_type).pointee):
+                continue
+            tid = spec.m.defs[ptr_type].operands[1]
+            paths = leaves.paths(tid)
+            values = values_of(ins.operands[1], tid) if paths is not None else None
+            if values is None or set(values) != {path for path, _ in paths}:
+                continue
+            moves = []
+            for path, t in paths:
+                c = leaves.chain(ins.operands[0], path, t, ins.offset)
+                moves += [c, _synth("OpStore", [c.result, values[path]], ["IdRef", "IdRef"], ins.offset)]
+            stores[id(ins)] = moves
+    if not stores and not subst:
+        return 0
+    for b in ff.blocks:
+        body = []
+        for ins in b.instrs:
+            if ins.result in loads:
+                body += loads[ins.result][1]
+            elif id(ins) in stores:
+                body += stores[id(ins)]
+            elif ins.result not in subst:
+                body.append(ins)
+        b.instrs = body
+    rename(ff, subst)
+    # what was built or extracted only to be taken apart is no longer used
+    while True:
+        users = ff.users()
+        dead = {i.result for b in ff.blocks for i in b.instrs
+                if i.opname in ("OpCompositeConstruct", "OpCompositeExtract") and not users.get(i.result)
+                and _matrix_array(spec.type(i.result_type))}
+        if not dead:
+            return len(stores)
+        for b in ff.blocks:
+            b.instrs = [i for i in b.instrs if i.result not in dead]
+
+
+def _stored_whole(ins, val, local) -> bool:
+    """Whether instruction ins stores val (and nothing else reads it) into a Function variable."""
+    return (ins.opname == "OpStore" and ins.operands[0] in local and ins.operands[1] == val
+            and len(ins.operands) == 2)
+
+
 def split_matrix_arrays(ff: FlatFunction, spec, ids) -> int:
-    """Split every eligible array; returns how many were."""
+    """Split every eligible array (after split_copies); returns how many were."""
+    split_copies(ff, spec, ids)
     users = ff.users()
     defs = {i.result: i for b in ff.blocks for i in b.instrs if i.result is not None}
     split = 0

@@ -140,14 +140,16 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     def _rewrite_flat(self, ff, ids):
         """The flat function's rewrites before collectives are split out: dead arms of branches on
         specialization constants go first, so the rules never see them; locals become SSA values;
-        short counted loops around cooperative instructions are unrolled, and the arrays of
-        matrices they indexed split into matrices that become SSA values in turn."""
+        short counted loops around cooperative instructions are unrolled, whole-array copies of
+        matrices taken apart, and the arrays of matrices indexed by constants split into matrices
+        that become SSA values in turn (with no loop unrolled too: a helper function's inout
+        array parameter is copied in and out with none)."""
         collective = lambda ins: ins.opname in R.COLLECTIVE
         prune.dead_arms(ff, self.spec)
         ssa.promote(ff, self.spec, ids, collective)
-        if unroll.unroll_loops(ff, self.spec, ids, collective):
-            if sroa.split_matrix_arrays(ff, self.spec, ids):
-                ssa.promote(ff, self.spec, ids, collective)
+        unroll.unroll_loops(ff, self.spec, ids, collective)
+        if sroa.split_matrix_arrays(ff, self.spec, ids):
+            ssa.promote(ff, self.spec, ids, collective)
         simplify.merge_straight_blocks(ff)
         cfg.dominance_order(ff)
         R.rewrite_flat(self, ff, ids)

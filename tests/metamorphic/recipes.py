@@ -598,6 +598,12 @@ def _passes_loops(r):
                         2: np.full(4 * 256, -1, np.float32)}, push=u32(2))
 
 
+@recipe(T + "passes/copies.spv", T + "passes/copies_O.spv")
+def _passes_copies(r):
+    return Dispatch(1, {0: r.small(4 * 256, np.float16, -3, 4), 1: r.small(4 * 256, np.float16, -3, 4),
+                        2: np.full(8 * 256, -1, np.float32)})
+
+
 @recipe(T + "coopvec/uniform_sum.spv")
 def _uniform_sum(r):
     return Dispatch(3, {0: r.small(12, np.float32, -8, 8), 1: np.zeros(4, np.float32)})

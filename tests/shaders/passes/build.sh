@@ -5,3 +5,5 @@ cd "$(dirname "$0")"
 bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/glslang" -V --target-env vulkan1.3 loops.comp -o loops.spv
 "$bin/spirv-opt" -O loops.spv -o loops_O.spv
+"$bin/glslang" -V --target-env vulkan1.3 copies.comp -o copies.spv
+"$bin/spirv-opt" -O copies.spv -o copies_O.spv

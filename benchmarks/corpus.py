@@ -80,7 +80,10 @@ def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None):
     """A GEMM shader's problem at M = N = K = size: A (M x K) and B (K x N) float16, stored
     transposed where the shader reads them column-major; the result C (M x N) float32 or float16;
     epilogue "alpha_beta" (D = 1.5 AB - 0.5 C, C a binding before D) or "bias_silu" (D =
-    silu(AB + bias[col]), bias a binding before D). The grid covers C in tile x tile blocks."""
+    silu(AB + bias[col]), bias a binding before D). The grid covers C in tile x tile blocks (or
+    rows x columns blocks for a (rows, columns) tile)."""
+    tm, tn = tile if isinstance(tile, tuple) else (tile, tile)
+
     def build(n):
         rng = np.random.default_rng(n)
         a, b = _f16(rng, (n, n)), _f16(rng, (n, n))
@@ -104,7 +107,7 @@ def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None):
         a32, b32 = a.astype(np.float32), b.astype(np.float32)
         # float32 results: each K chunk's sum is rounded into a float32 accumulator, so within a
         # few float32 ulps of the largest partial sum; float16 results: one float16 rounding more.
-        return Problem(grid=(n // tile, n // tile), bindings=bindings, out=out, push=push,
+        return Problem(grid=(n // tn, n // tm), bindings=bindings, out=out, push=push,
                        flop=2 * n ** 3, reference=ref, rtol=2.0 ** -10 if out16 else 0.0,
                        atol=1e-4 * np.abs(ref).max(), peer=lambda: a32 @ b32,
                        peer_what="numpy float32 matmul")
@@ -176,8 +179,16 @@ STYLES = [
           _gemm(64, a_col=True, out16=True), per_subgroup=4, lavapipe=True),
     Style("bias_act", "subgroup", "gemm", "arrays in loops; B staged through f16 shared; bias + SiLU per-element op",
           _gemm(64, epilogue="bias_silu"), per_subgroup=4, lavapipe=True),
+    Style("fn_helper", "subgroup", "gemm", "the K step a helper function taking acc[2][2] inout (copied in and out); 16x16x16",
+          _gemm(32), per_subgroup=1),
+    Style("row_1x4", "subgroup", "gemm", "four named accumulators in a row (16x64), K unrolled by hand; B column-major",
+          _gemm((16, 64), b_col=True), per_subgroup=1),
+    Style("dbuf", "subgroup", "gemm", "A and B double-buffered through f16 shared; 4 subgroups, acc[2][2] each",
+          _gemm(64), per_subgroup=4),
     Style("wg_arrays", "workgroup", "gemm", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
           _gemm(128, a_col=True)),
+    Style("wg_direct", "workgroup", "gemm", "KHR loads straight from storage, one 128x128 accumulator, K steps of 32",
+          _gemm(128)),
     Style("wg_tensor", "workgroup", "gemm", "tensor loads, one 128x128 accumulator; B through a transposed view; f16 result",
           _gemm(128, b_col=True, out16=True)),
     Style("wg_tensor_O", "workgroup", "gemm", "wg_tensor through spirv-opt -O",

@@ -107,3 +107,32 @@ def test_whole_array_copies_are_split(module):
     whole = [i.opname for b in ff.blocks for i in b.instrs
              if i.result_type is not None and i.opname != "OpVariable" and _matrix_array(spec.type(i.result_type))]
     assert whole == []
+
+
+@pytest.mark.parametrize("module", ["private.spv", "private_O.spv", "private_init.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_private_matrices_compute_what_the_shader_says(module, profile):
+    """Accumulators, operands and the K counter as global (Private) variables used by helper
+    functions, and a Private scalar set by a store in main (glslang) or by its OpVariable's
+    initializer (private_init.spvasm): made locals (analysis/private.py), split and promoted, so
+    one invocation's code runs."""
+    rng = np.random.default_rng(7)
+    a_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    b_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    c = np.full(4 * 256, np.nan, np.float32)
+    k.dispatch(1, {0: a_tiles.reshape(-1), 1: b_tiles.reshape(-1), 2: c})
+    np.testing.assert_array_equal(c.reshape(4, 16, 16), 2 * copies_reference(a_tiles, b_tiles)[:4])
+    assert k.meta.lanes_run == 1, k.meta.varying
+
+
+def test_private_variables_a_callback_reads_stay_private():
+    """A DecodeFunc reading a Private variable finds the calling lane's value in its frame: the
+    variable stays Private (and the invocations may differ through it)."""
+    from jitcoop.analysis import private
+    m = jitcoop.Device().load(Path(__file__).parent / "shaders" / "coopmat2_apps" / "decode_private.spv").spirv
+    gen = KernelGen(m, Specialization(m, {}), None, 32, KernelOptions())
+    read = {v for cb in gen.callbacks.values() for v in cb.private_reads}
+    assert read and read <= set(gen.private_vars)
+    assert not read & {v.result for v in gen.ff.variables}
+    assert private._callback_functions(m) == set(gen.callbacks)

@@ -5,6 +5,8 @@ its signature. The code generator (jitcoop.codegen) runs them in this order:
                  lane's fragment; if none, matrices take the striped layout   -> reason or None
     flatten      calls inlined, blocks split at collective instructions      -> FlatFunction
     prune        (during flatten) dead arms of branches on constants removed
+    private      (during flatten) Private variables no callback reaches made
+                 Function variables of the flat function (private to local)
     ssa          (during flatten) Function variables never addressed
                  indirectly become SSA values with phis (mem2reg)
     unroll       (during flatten) short counted loops around cooperative

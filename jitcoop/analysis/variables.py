@@ -57,6 +57,7 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
     out = Variables()
     shared_off = 0
     index = 0
+    local = {v.result for v in ctx.ff.variables}
     for ins in m.global_order:
         if ins.opname != "OpVariable":
             continue
@@ -88,7 +89,10 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
             bi = m.decoration(ins.result, "BuiltIn")
             out.inputs[ins.result] = builtin_name(bi[0]) if bi else ""
         elif sc == "Private":
-            out.private_vars.append(ins.result)
+            # (one that analysis/private.py moved among the flat function's variables is one of
+            # them, counted below, or was split into others by analysis/sroa.py: unused here)
+            if ins.result not in local and (ctx.users.get(ins.result) or ins.result in keep_in_memory):
+                out.private_vars.append(ins.result)
         elif sc == "Output":
             pass
         else:

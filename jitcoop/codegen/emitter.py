@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, prune,
-                        simplify, sroa, ssa, uniform, unroll, variables)
+from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, private,
+                        prune, simplify, sroa, ssa, uniform, unroll, variables)
 from ..analysis.context import Context
 from ..analysis.flatten import flatten
 from ..devices import layouts as L
@@ -139,13 +139,15 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
 
     def _rewrite_flat(self, ff, ids):
         """The flat function's rewrites before collectives are split out: dead arms of branches on
-        specialization constants go first, so the rules never see them; locals become SSA values;
+        specialization constants go first, so the rules never see them; Private variables no
+        callback reaches become locals; locals become SSA values;
         short counted loops around cooperative instructions are unrolled, whole-array copies of
         matrices taken apart, and the arrays of matrices indexed by constants split into matrices
         that become SSA values in turn (with no loop unrolled too: a helper function's inout
         array parameter is copied in and out with none)."""
         collective = lambda ins: ins.opname in R.COLLECTIVE
         prune.dead_arms(ff, self.spec)
+        private.to_local(ff, self.m, self.spec)
         ssa.promote(ff, self.spec, ids, collective)
         unroll.unroll_loops(ff, self.spec, ids, collective)
         if sroa.split_matrix_arrays(ff, self.spec, ids):

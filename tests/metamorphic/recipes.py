@@ -598,7 +598,8 @@ def _passes_loops(r):
                         2: np.full(4 * 256, -1, np.float32)}, push=u32(2))
 
 
-@recipe(T + "passes/copies.spv", T + "passes/copies_O.spv")
+@recipe(T + "passes/copies.spv", T + "passes/copies_O.spv", T + "passes/private.spv", T + "passes/private_O.spv",
+        T + "passes/private_init.spv")
 def _passes_copies(r):
     return Dispatch(1, {0: r.small(4 * 256, np.float16, -3, 4), 1: r.small(4 * 256, np.float16, -3, 4),
                         2: np.full(8 * 256, -1, np.float32)})

@@ -7,3 +7,6 @@ bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/spirv-opt" -O loops.spv -o loops_O.spv
 "$bin/glslang" -V --target-env vulkan1.3 copies.comp -o copies.spv
 "$bin/spirv-opt" -O copies.spv -o copies_O.spv
+"$bin/glslang" -V --target-env vulkan1.3 private.comp -o private.spv
+"$bin/spirv-opt" -O private.spv -o private_O.spv
+"$bin/spirv-as" --target-env vulkan1.3 private_init.spvasm -o private_init.spv

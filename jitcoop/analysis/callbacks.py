@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..errors import SpirvError
 from .context import Context
 from .flatten import FlatFunction, flatten
-from .variables import promotable
+from .variables import check_value_sizes, promotable
 
 # Instructions a callback cannot run on its own, besides every collective one.
 FORBIDDEN = ("OpControlBarrier", "OpKill", "OpTerminateInvocation", "OpEmitVertex")
@@ -54,6 +54,7 @@ def _analyse(ctx: Context, fid: int, role: str, collective: set, private_vars: l
     if fn is None:
         raise SpirvError(f"the {role} %{fid} is not a function")
     ff = flatten(m, fid, lambda ins: False, first_id=first_id)
+    check_value_sizes(ff, spec)
     for p in fn.params:
         ff.type_of[p.result] = p.result_type
         ff.defs[p.result] = p

@@ -66,6 +66,17 @@ def _matrix_array(t) -> bool:
     return False
 
 
+MOST_LEAVES = 256
+
+
+def _count_leaves(spec, t) -> int:
+    n = 1
+    while isinstance(t, Array) and t.length is not None:
+        n *= t.length
+        t = t.elem
+    return n
+
+
 class _Leaves:
     """The leaves of an array type (their index paths and type ids), the Function pointer types
     and index constants the per-matrix copies need, found in the module or made once."""
@@ -80,7 +91,10 @@ class _Leaves:
 
     def paths(self, tid, prefix=()):
         """[(index path, leaf type id)] of array type tid, or None when a leaf has no Function
-        pointer type in the module (no access chain could name it)."""
+        pointer type in the module (no access chain could name it) or there are more than
+        MOST_LEAVES (a register tile has a few dozen matrices; a copy of more stays whole)."""
+        if not prefix and _count_leaves(self.spec, self.spec.type(tid)) > MOST_LEAVES:
+            return None
         ins = self.spec.m.defs.get(tid)
         if ins is None or ins.opname != "OpTypeArray":
             return [(prefix, tid)] if tid in self.pointers else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import SpirvError
-from ..spirv.types import Array, Opaque, Struct, member_offsets, n_leaves, size_of
+from ..spirv.types import Array, Opaque, Scalar, Struct, Vector, describe, member_offsets, n_leaves, size_of
 from .context import Context
 
 
@@ -194,3 +194,30 @@ def _min_size(t):
             and t.members[-1].type.length is None:
         return member_offsets(t)[-1]
     return size_of(t)
+
+
+def check_value_sizes(ff, spec):
+    """Every value of the flat function fits an invocation's state: a struct or array loaded
+    whole is held by each lane, and one of gigabytes (an array type's length mutated to 2^31)
+    took the host's memory in the code generator instead of an error."""
+    for b in ff.blocks:
+        for ins in b.instrs:
+            if ins.result_type is None or ins.opname == "OpVariable":
+                continue
+            t = spec.type(ins.result_type)
+            n = _value_bytes(t)
+            if n > MAX_INVOCATION_BYTES:
+                raise ins.error(f"its result ({describe(t)}) is {n} bytes; jitcoop holds at most "
+                                f"{MAX_INVOCATION_BYTES >> 10} KiB of one invocation's values")
+
+
+def _value_bytes(t) -> int:
+    """The bytes of a value of type t an invocation holds (a matrix its fragment; opaque types
+    and pointers count 0)."""
+    if isinstance(t, (Scalar, Vector)):
+        return size_of(t)
+    if isinstance(t, Array):
+        return (t.length or 0) * _value_bytes(t.elem)
+    if isinstance(t, Struct):
+        return sum(_value_bytes(m.type) for m in t.members)
+    return 0

@@ -136,6 +136,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         for b in self.ff.blocks:
             for ins in b.instrs + [b.term]:
                 R.check_supported(ins, self.m.ext_imports)
+        variables.check_value_sizes(self.ff, self.spec)
 
     def _rewrite_flat(self, ff, ids):
         """The flat function's rewrites before collectives are split out: dead arms of branches on

@@ -702,11 +702,13 @@ class _Validator:
         elif op == "OpTypeStruct":
             expect = list(r.operands)
         elif op == "OpTypeArray":
+            # (the length compared first: a list of a mutated length's 2^31 types took the
+            # host's memory)
             ln = self.defs.get(r.operands[1])
             if ln is not None and ln.opname == "OpConstant":
-                expect = [r.operands[0]] * ln.operands[0]
-            else:
-                expect = [r.operands[0]] * len(parts)
+                self.want(ins, len(parts) == ln.operands[0], f"{len(parts)} constituents for a "
+                          f"{self.describe(ins.result_type)}, which has {ln.operands[0]}")
+            expect = [r.operands[0]] * len(parts)
         elif op in ("OpTypeCooperativeMatrixKHR", "OpTypeCooperativeVectorNV"):
             expect = [r.operands[0]] * (1 if op == "OpTypeCooperativeMatrixKHR" else len(parts))
         else:

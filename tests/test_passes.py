@@ -81,18 +81,25 @@ def copies_reference(a_tiles, b_tiles):
                      np.ones((16, 16)), 2 + A[0][0] @ B[0][0]])
 
 
+def _run_tiles(module, profile, outputs):
+    """(kernel, its `outputs` 16 x 16 results, copies_reference) for 4 A and 4 B tiles of small
+    integers (every product and sum exact in float32)."""
+    rng = np.random.default_rng(5)
+    a_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    b_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    c = np.full(outputs * 256, np.nan, np.float32)
+    k.dispatch(1, {0: a_tiles.reshape(-1), 1: b_tiles.reshape(-1), 2: c})
+    return k, c.reshape(outputs, 16, 16), copies_reference(a_tiles, b_tiles)
+
+
 @pytest.mark.parametrize("module", ["copies.spv", "copies_O.spv"])
 @pytest.mark.parametrize("profile", ["generic", "nvidia"])
 def test_whole_array_copies_compute_what_the_shader_says(module, profile):
     """An inout array parameter (copied in and out at each call), a copy kept across a later
     change of the original, an `in` array parameter and an initializer list (a constant array)."""
-    rng = np.random.default_rng(5)
-    a_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
-    b_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
-    k = jitcoop.Device(profile).load(PASSES / module).kernel()
-    c = np.full(8 * 256, np.nan, np.float32)
-    k.dispatch(1, {0: a_tiles.reshape(-1), 1: b_tiles.reshape(-1), 2: c})
-    np.testing.assert_array_equal(c.reshape(8, 16, 16), copies_reference(a_tiles, b_tiles))
+    k, got, ref = _run_tiles(module, profile, 8)
+    np.testing.assert_array_equal(got, ref)
     # every array split, so no lane holds an array of matrices: one invocation's code runs
     assert k.meta.lanes_run == 1, k.meta.varying
 
@@ -113,16 +120,13 @@ def test_whole_array_copies_are_split(module):
 @pytest.mark.parametrize("profile", ["generic", "nvidia"])
 def test_private_matrices_compute_what_the_shader_says(module, profile):
     """Accumulators, operands and the K counter as global (Private) variables used by helper
-    functions, and a Private scalar set by a store in main (glslang) or by its OpVariable's
-    initializer (private_init.spvasm): made locals (analysis/private.py), split and promoted, so
-    one invocation's code runs."""
-    rng = np.random.default_rng(7)
-    a_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
-    b_tiles = rng.integers(-3, 4, (4, 16, 16)).astype(np.float16)
-    k = jitcoop.Device(profile).load(PASSES / module).kernel()
-    c = np.full(4 * 256, np.nan, np.float32)
-    k.dispatch(1, {0: a_tiles.reshape(-1), 1: b_tiles.reshape(-1), 2: c})
-    np.testing.assert_array_equal(c.reshape(4, 16, 16), 2 * copies_reference(a_tiles, b_tiles)[:4])
+    functions, a local copy of the global accumulators made in the loop's first trip, and a
+    Private scalar set by a store in main (glslang) or by its OpVariable's initializer
+    (private_init.spvasm): made locals (analysis/private.py), split and promoted, so one
+    invocation's code runs."""
+    k, got, ref = _run_tiles(module, profile, 5)
+    np.testing.assert_array_equal(got[:4], 2 * ref[:4])
+    np.testing.assert_array_equal(got[4], ref[5])            # keep[1][1]: acc[1][1] after one step
     assert k.meta.lanes_run == 1, k.meta.varying
 
 
@@ -136,3 +140,20 @@ def test_private_variables_a_callback_reads_stay_private():
     assert read and read <= set(gen.private_vars)
     assert not read & {v.result for v in gen.ff.variables}
     assert private._callback_functions(m) == set(gen.callbacks)
+
+
+@pytest.mark.parametrize("module", ["merge_phi.spv", "merge_phi_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_a_copy_in_a_branch_of_an_unrolled_loop_keeps_both_values(module, profile):
+    """`if (k == 0) keep = acc;` in a counted loop: unrolled, keep's merge phi takes acc or the
+    old keep, and acc is used after it (the next trip's MulAdd). Sharing rows with the phi, acc
+    was overwritten with the old keep on the edge that keeps it (a wrong result before stop 37)."""
+    rng = np.random.default_rng(5)
+    A = rng.integers(-3, 4, (2, 16, 16)).astype(np.float16)
+    B = rng.integers(-3, 4, (2, 16, 16)).astype(np.float16)
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    c = np.full(512, np.nan, np.float32)
+    k.dispatch(1, {0: A.reshape(-1), 1: B.reshape(-1), 2: c})
+    np.testing.assert_array_equal(c[:256].reshape(16, 16), 1 + a64[0] @ b64[0] + a64[1] @ b64[1])
+    np.testing.assert_array_equal(c[256:].reshape(16, 16), 1 + a64[0] @ b64[0])

@@ -76,9 +76,10 @@ def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident
 
 def coalesce_phis(ctx: Context, res: Residency):
     """A loop's resident phi P and the value V it takes on the back edge share rows when V's only
-    phi use is P, V's definition reads P at most as an in-place operand, and P's old value is dead
-    once V is written: no use of P after V's definition in its block, nor in any block V's block
-    reaches before it is back at P's block."""
+    phi use is P, V's definition reads P at most as an in-place operand, P's old value is dead
+    once V is written (no use of P after V's definition in its block, nor in any block V's block
+    reaches before it is back at P's block), and V is dead where P's block begins (no use of V
+    reachable from there before V's block)."""
     where = {}
     for b in ctx.ff.blocks:
         for i, ins in enumerate(b.instrs):
@@ -134,6 +135,21 @@ def _coalescible(ctx: Context, p, pb, v, where) -> bool:
         b = bmap[lab]
         if any(p in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
             return False
+    # V dead where P's block begins, but as P: a use of V reachable from P's block without
+    # passing V's definition would read the shared rows after P took another incoming value (a
+    # merge phi, `if (first) keep = acc;` unrolled: on the edge where keep keeps its old value,
+    # that value overwrote acc). A loop's back-edge value is used from P's block on only by the
+    # phi: its block is where the walk stops.
+    seen, todo = set(), [pb.label]
+    while todo:
+        lab = todo.pop()
+        if lab in seen or lab == vb.label or lab not in bmap:
+            continue
+        seen.add(lab)
+        b = bmap[lab]
+        if any(v in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
+            return False
+        todo.extend(b.succs())
     return True
 
 

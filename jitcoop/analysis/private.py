@@ -28,9 +28,8 @@ def _callback_functions(m: Module) -> set:
     for fn in m.functions.values():
         for b in fn.blocks:
             for ins in b.instrs:
-                ops = ins.operands[1:] if ins.opname == "OpFunctionCall" else ins.operands
-                named.update(x for x, k in zip(ops, ins.kinds[1:] if ins.opname == "OpFunctionCall" else ins.kinds)
-                             if k == "IdRef" and x in fids)
+                skip = 1 if ins.opname == "OpFunctionCall" else 0
+                named.update(x for x, k in list(zip(ins.operands, ins.kinds))[skip:] if k == "IdRef" and x in fids)
     work, seen = list(named), set(named)
     while work:
         for b in m.functions[work.pop()].blocks:

@@ -69,7 +69,7 @@ def _matrix_array(t) -> bool:
 MOST_LEAVES = 256
 
 
-def _count_leaves(spec, t) -> int:
+def _count_leaves(t) -> int:
     n = 1
     while isinstance(t, Array) and t.length is not None:
         n *= t.length
@@ -78,29 +78,36 @@ def _count_leaves(spec, t) -> int:
 
 
 class _Leaves:
-    """The leaves of an array type (their index paths and type ids), the Function pointer types
-    and index constants the per-matrix copies need, found in the module or made once."""
+    """The leaves of an array type (their index paths and type ids), the pointer types and index
+    constants the per-matrix copies need, found in the module or made once."""
 
     def __init__(self, spec, ids):
         self.spec, self.ids = spec, ids
         self.int_type = next((i.result for i in spec.m.defs.values() if i.opname == "OpTypeInt"
                               and i.operands[0] == 32), None)
-        self.pointers = {i.operands[1]: i.result for i in spec.m.defs.values()
-                         if i.opname == "OpTypePointer" and i.operands[0] == FUNCTION}
+        # (storage class, pointee) -> pointer type: a copy's chains point where their variable
+        # does (a Private one moved among the locals, analysis/private.py, keeps its class)
+        self.pointers = {(i.operands[0], i.operands[1]): i.result for i in spec.m.defs.values()
+                         if i.opname == "OpTypePointer"}
         self.consts: dict[int, int] = {}
 
-    def paths(self, tid, prefix=()):
-        """[(index path, leaf type id)] of array type tid, or None when a leaf has no Function
-        pointer type in the module (no access chain could name it) or there are more than
-        MOST_LEAVES (a register tile has a few dozen matrices; a copy of more stays whole)."""
-        if not prefix and _count_leaves(self.spec, self.spec.type(tid)) > MOST_LEAVES:
+    def paths(self, ptr_type):
+        """[(index path, leaf type id)] of the array a variable of pointer type ptr_type holds, or
+        None when a leaf has no pointer type of that storage class in the module (no access
+        chain could name it) or there are more than MOST_LEAVES (a register tile has a few dozen
+        matrices; a copy of more stays whole)."""
+        sc, tid = self.spec.m.defs[ptr_type].operands[:2]
+        if _count_leaves(self.spec.type(tid)) > MOST_LEAVES:
             return None
+        return self._paths(sc, tid, ())
+
+    def _paths(self, sc, tid, prefix):
         ins = self.spec.m.defs.get(tid)
         if ins is None or ins.opname != "OpTypeArray":
-            return [(prefix, tid)] if tid in self.pointers else None
+            return [(prefix, tid)] if (sc, tid) in self.pointers else None
         out = []
         for i in range(self.spec.type(tid).length):
-            sub = self.paths(ins.operands[0], prefix + (i,))
+            sub = self._paths(sc, ins.operands[0], prefix + (i,))
             if sub is None:
                 return None
             out += sub
@@ -112,9 +119,11 @@ class _Leaves:
             self.spec.add_constant(self.consts[value], self.int_type, value)
         return self.consts[value]
 
-    def chain(self, base, path, leaf, offset):
-        return _synth("OpAccessChain", [base] + [self.const(i) for i in path], ["IdRef"] * (len(path) + 1),
-                      offset, self.ids.fresh(), self.pointers[leaf])
+    def chain(self, var, path, leaf, offset):
+        """An access chain to the matrix at `path` of variable `var` (an OpVariable)."""
+        sc = self.spec.m.defs[var.result_type].operands[0]
+        return _synth("OpAccessChain", [var.result] + [self.const(i) for i in path],
+                      ["IdRef"] * (len(path) + 1), offset, self.ids.fresh(), self.pointers[sc, leaf])
 
 
 def split_copies(ff: FlatFunction, spec, ids) -> int:
@@ -155,12 +164,13 @@ def split_copies(ff: FlatFunction, spec, ids) -> int:
             return None
         if d.opname == "OpLoad" and d.operands[0] in local and len(d.operands) == 1:
             if val not in loads:
-                paths = leaves.paths(tid)
+                src = local[d.operands[0]]
+                paths = leaves.paths(src.result_type)
                 if paths is None or not taken_apart(val):
                     return None
                 values, moves = {}, []
                 for path, t in paths:
-                    c = leaves.chain(d.operands[0], path, t, d.offset)
+                    c = leaves.chain(src, path, t, d.offset)
                     values[path] = ids.fresh()
                     moves += [c, _synth("OpLoad", [c.result], ["IdRef"], d.offset, values[path], t)]
                 loads[val] = (values, moves)
@@ -175,7 +185,7 @@ def split_copies(ff: FlatFunction, spec, ids) -> int:
             elem = spec.m.defs[tid].operands[0]
             out = {}
             for i, x in enumerate(d.operands):
-                if elem in leaves.pointers and isinstance(spec.type(elem), CoopMat):
+                if isinstance(spec.type(elem), CoopMat):
                     out[(i,)] = x
                     continue
                 got = values_of(x, elem)
@@ -200,14 +210,13 @@ def split_copies(ff: FlatFunction, spec, ids) -> int:
             ptr_type = local[ins.operands[0]].result_type
             if not _matrix_array(spec.type(ptr_type).pointee):
                 continue
-            tid = spec.m.defs[ptr_type].operands[1]
-            paths = leaves.paths(tid)
-            values = values_of(ins.operands[1], tid) if paths is not None else None
+            paths = leaves.paths(ptr_type)
+            values = values_of(ins.operands[1], spec.m.defs[ptr_type].operands[1]) if paths is not None else None
             if values is None or set(values) != {path for path, _ in paths}:
                 continue
             moves = []
             for path, t in paths:
-                c = leaves.chain(ins.operands[0], path, t, ins.offset)
+                c = leaves.chain(local[ins.operands[0]], path, t, ins.offset)
                 moves += [c, _synth("OpStore", [c.result, values[path]], ["IdRef", "IdRef"], ins.offset)]
             stores[id(ins)] = moves
     if not stores and not subst:

@@ -605,6 +605,12 @@ def _passes_copies(r):
                         2: np.full(8 * 256, -1, np.float32)})
 
 
+@recipe(T + "passes/merge_phi.spv", T + "passes/merge_phi_O.spv")
+def _passes_merge_phi(r):
+    return Dispatch(1, {0: r.small(2 * 256, np.float16, -3, 4), 1: r.small(2 * 256, np.float16, -3, 4),
+                        2: np.full(2 * 256, -1, np.float32)})
+
+
 @recipe(T + "coopvec/uniform_sum.spv")
 def _uniform_sum(r):
     return Dispatch(3, {0: r.small(12, np.float32, -8, 8), 1: np.zeros(4, np.float32)})

@@ -10,3 +10,5 @@ bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/glslang" -V --target-env vulkan1.3 private.comp -o private.spv
 "$bin/spirv-opt" -O private.spv -o private_O.spv
 "$bin/spirv-as" --target-env vulkan1.3 private_init.spvasm -o private_init.spv
+"$bin/glslang" -V --target-env vulkan1.3 merge_phi.comp -o merge_phi.spv
+"$bin/spirv-opt" -O merge_phi.spv -o merge_phi_O.spv

@@ -4,7 +4,8 @@
 // the passes after it; tests/test_passes.py checks them.
 //   acc[i][j] = (i + 2j) + alpha * 0 + sum over k < 2 of A[i][k] x B[k][j]   (alpha a global
 //   with an initializer, 2.0, read after the helpers ran)
-//   out: acc[0][0], acc[0][1], acc[1][0], acc[1][1], each times alpha
+//   keep = acc after the first K step (a local copy of the global array)
+//   out: acc[0][0], acc[0][1], acc[1][0], acc[1][1], each times alpha; keep[1][1]
 // A tiles (16 x 16 f16, row-major) A[i][k] at (2i + k) * 256 in a; B[k][j] at (2k + j) * 256 in b.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -39,10 +40,14 @@ void main() {
     for (uint i = 0u; i < 2u; i++)
         for (uint j = 0u; j < 2u; j++)
             acc[i][j] = MC(float(i + 2u * j));
+    MC keep[2][2];
     for (kstep = 0u; kstep < 2u; kstep++) {
         load_tiles();
         mma();
+        if (kstep == 0u)
+            keep = acc;
     }
+    coopMatStore(keep[1][1], c, 4u * 256u, 16, gl_CooperativeMatrixLayoutRowMajor);
     for (uint i = 0u; i < 2u; i++)
         for (uint j = 0u; j < 2u; j++) {
             MC r = acc[i][j] * alpha;

@@ -157,3 +157,13 @@ def test_a_copy_in_a_branch_of_an_unrolled_loop_keeps_both_values(module, profil
     k.dispatch(1, {0: A.reshape(-1), 1: B.reshape(-1), 2: c})
     np.testing.assert_array_equal(c[:256].reshape(16, 16), 1 + a64[0] @ b64[0] + a64[1] @ b64[1])
     np.testing.assert_array_equal(c[256:].reshape(16, 16), 1 + a64[0] @ b64[0])
+
+
+def test_a_whole_load_also_stored_where_no_chain_reaches_stays_whole():
+    """One load of a local array stored into another local (taken apart) and into a global array
+    whose matrices no access chain type can name (kept whole): the load must stay for the
+    second store (taken apart anyway, its id was left dangling: 'is used as a value')."""
+    k = jitcoop.Device().load(PASSES / "copy_to_unnamed.spv").kernel()
+    c = np.full(512, np.nan, np.float32)
+    k.dispatch(1, {0: c})
+    np.testing.assert_array_equal(c, np.repeat([1.0, 2.0], 256))

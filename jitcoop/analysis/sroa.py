@@ -145,10 +145,13 @@ def split_copies(ff: FlatFunction, spec, ids) -> int:
         return (defs.get(val) or spec.def_of(val)).result_type
 
     def taken_apart(val) -> bool:
-        """Whether every use of array value val is a store into a Function variable or an
-        extract of a matrix or of a sub-array taken apart in turn."""
+        """Whether every use of array value val is a store into a Function variable whose
+        matrices access chains can name, or an extract of a matrix or of a sub-array taken apart
+        in turn (the whole value is then gone)."""
         for u in users.get(val, ()):
             if _stored_whole(u, val, local):
+                if leaves.paths(local[u.operands[0]].result_type) is None:
+                    return False
                 continue
             if u.opname != "OpCompositeExtract" or u.operands[0] != val:
                 return False

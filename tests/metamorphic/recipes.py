@@ -611,6 +611,11 @@ def _passes_merge_phi(r):
                         2: np.full(2 * 256, -1, np.float32)})
 
 
+@recipe(T + "passes/copy_to_unnamed.spv")
+def _passes_copy_to_unnamed(r):
+    return Dispatch(1, {0: np.full(512, -1, np.float32)})
+
+
 @recipe(T + "coopvec/uniform_sum.spv")
 def _uniform_sum(r):
     return Dispatch(3, {0: r.small(12, np.float32, -8, 8), 1: np.zeros(4, np.float32)})

@@ -141,11 +141,11 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
     def _rewrite_flat(self, ff, ids):
         """The flat function's rewrites before collectives are split out: dead arms of branches on
         specialization constants go first, so the rules never see them; Private variables no
-        callback reaches become locals; locals become SSA values;
-        short counted loops around cooperative instructions are unrolled, whole-array copies of
-        matrices taken apart, and the arrays of matrices indexed by constants split into matrices
-        that become SSA values in turn (with no loop unrolled too: a helper function's inout
-        array parameter is copied in and out with none)."""
+        callback reaches become locals; locals become SSA values; short counted loops around
+        cooperative instructions are unrolled; whole-array copies of matrices are taken apart and
+        the arrays of matrices indexed by constants split into matrices that become SSA values in
+        turn (whether or not a loop was unrolled: a helper function's inout array parameter is
+        copied in and out without one)."""
         collective = lambda ins: ins.opname in R.COLLECTIVE
         prune.dead_arms(ff, self.spec)
         private.to_local(ff, self.m, self.spec)

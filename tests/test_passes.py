@@ -167,3 +167,13 @@ def test_a_whole_load_also_stored_where_no_chain_reaches_stays_whole():
     c = np.full(512, np.nan, np.float32)
     k.dispatch(1, {0: c})
     np.testing.assert_array_equal(c, np.repeat([1.0, 2.0], 256))
+
+
+@pytest.mark.parametrize("module", ["struct.spv", "struct_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_matrices_in_a_struct_compute_what_the_shader_says(module, profile):
+    """`struct Tile { MC c[2][2]; }` walked by counted loops: each matrix of the struct becomes a
+    variable of its own (analysis/sroa.py), so one invocation's code runs."""
+    k, got, ref = _run_tiles(module, profile, 4)
+    np.testing.assert_array_equal(got, ref[:4])
+    assert k.meta.lanes_run == 1, k.meta.varying

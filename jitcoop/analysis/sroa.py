@@ -2,7 +2,8 @@
 
 `coopmat<...> acc[2][2]` is one Function variable; once the loops that index it are unrolled
 (jitcoop.analysis.unroll) every access names one matrix by constant indices. Each matrix then
-becomes a variable of its own, which jitcoop.analysis.ssa turns into SSA values. An array is
+becomes a variable of its own (so does each matrix of a struct, `struct Tile { ACC c[2][2]; }`,
+whose every access names one), which jitcoop.analysis.ssa turns into SSA values. An array is
 split only when every use is such an access chain reaching a whole matrix, with its indices in
 range (an access out of range keeps the array, and the run-time bounds check that reports it).
 
@@ -15,7 +16,7 @@ which every lane must hold (analysis/invariance.py) and copy.
 """
 from __future__ import annotations
 
-from ..spirv.types import Array, CoopMat
+from ..spirv.types import Array, CoopMat, Struct
 from .flatten import FlatFunction, _synth
 from .ssa import rename
 
@@ -46,14 +47,20 @@ def _int(spec, defs, vid, depth=0):
 
 
 def _indices(spec, defs, t, chain):
-    """The constant indices of an access chain into array type t, reaching a whole matrix."""
+    """The constant indices of an access chain into array or struct type t, reaching a whole
+    matrix."""
     out = []
     for x in chain.operands[1:]:
         i = _int(spec, defs, x)
-        if not isinstance(t, Array) or t.length is None or i is None or not 0 <= i < t.length:
+        if i is None:
+            return None
+        if isinstance(t, Array) and t.length is not None and 0 <= i < t.length:
+            t = t.elem
+        elif isinstance(t, Struct) and 0 <= i < len(t.members):
+            t = t.members[i].type
+        else:
             return None
         out.append(i)
-        t = t.elem
     return tuple(out) if isinstance(t, CoopMat) else None
 
 
@@ -261,7 +268,7 @@ def split_matrix_arrays(ff: FlatFunction, spec, ids) -> int:
     split = 0
     for v in list(ff.variables):
         t = spec.type(v.result_type).pointee
-        if not isinstance(t, Array) or len(v.operands) > 1:
+        if not isinstance(t, (Array, Struct)) or len(v.operands) > 1:
             continue
         uses = users.get(v.result, ())
         paths = [_indices(spec, defs, t, u) if u.opname in _CHAINS and u.operands[0] == v.result else None

@@ -13,3 +13,5 @@ bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/glslang" -V --target-env vulkan1.3 merge_phi.comp -o merge_phi.spv
 "$bin/spirv-opt" -O merge_phi.spv -o merge_phi_O.spv
 "$bin/spirv-as" --target-env vulkan1.3 copy_to_unnamed.spvasm -o copy_to_unnamed.spv
+"$bin/glslang" -V --target-env vulkan1.3 struct.comp -o struct.spv
+"$bin/spirv-opt" -O struct.spv -o struct_O.spv

@@ -183,6 +183,8 @@ STYLES = [
           _gemm(32), per_subgroup=1),
     Style("global_acc", "subgroup", "gemm", "acc[2][2], ma[2], mb[2] as global variables used by helper functions; 16x16x16",
           _gemm(32), per_subgroup=1),
+    Style("struct_acc", "subgroup", "gemm", "acc[2][2] in a struct, walked by loops; 16x16x16",
+          _gemm(32), per_subgroup=1),
     Style("row_1x4", "subgroup", "gemm", "four named accumulators in a row (16x64), K unrolled by hand; B column-major",
           _gemm((16, 64), b_col=True), per_subgroup=1),
     Style("dbuf", "subgroup", "gemm", "A and B double-buffered through f16 shared; 4 subgroups, acc[2][2] each",

@@ -114,13 +114,7 @@ def _coalescible(ctx: Context, p, pb, v, where) -> bool:
         if pos is None or reads.count(p) != 1 or vdef.operands[pos] != p:
             return False
     # Blocks reached from V's block before P's block comes round again.
-    seen, todo = set(), list(vb.succs())
-    while todo:
-        lab = todo.pop()
-        if lab in seen or lab == pb.label or lab not in bmap:
-            continue
-        seen.add(lab)
-        todo.extend(bmap[lab].succs())
+    seen = _reached(bmap, vb.succs(), pb.label)
     if vb.label in seen:
         return False
     after = set(id(x) for x in vb.instrs[vi + 1:]) | {id(vb.term)}
@@ -131,26 +125,32 @@ def _coalescible(ctx: Context, p, pb, v, where) -> bool:
             for i in range(0, len(u.operands), 2):
                 if u.operands[i] == p and (u.operands[i + 1] in seen or u.operands[i + 1] == vb.label):
                     return False
-    for lab in seen:
-        b = bmap[lab]
-        if any(p in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
-            return False
+    if _used_in(bmap, seen, p):
+        return False
     # V dead where P's block begins, but as P: a use of V reachable from P's block without
     # passing V's definition would read the shared rows after P took another incoming value (a
     # merge phi, `if (first) keep = acc;` unrolled: on the edge where keep keeps its old value,
     # that value overwrote acc). A loop's back-edge value is used from P's block on only by the
     # phi: its block is where the walk stops.
-    seen, todo = set(), [pb.label]
+    return not _used_in(bmap, _reached(bmap, [pb.label], vb.label), v)
+
+
+def _reached(bmap, starts, stop) -> set:
+    """The labels reached from `starts` (included) without passing block `stop`."""
+    seen, todo = set(), list(starts)
     while todo:
         lab = todo.pop()
-        if lab in seen or lab == vb.label or lab not in bmap:
+        if lab in seen or lab == stop or lab not in bmap:
             continue
         seen.add(lab)
-        b = bmap[lab]
-        if any(v in used_ids(ins) for ins in b.instrs + [b.term] if ins.opname != "OpPhi"):
-            return False
-        todo.extend(b.succs())
-    return True
+        todo.extend(bmap[lab].succs())
+    return seen
+
+
+def _used_in(bmap, labels, x) -> bool:
+    """Whether an instruction other than a phi in those blocks uses x."""
+    return any(x in used_ids(ins) for lab in labels for ins in bmap[lab].instrs + [bmap[lab].term]
+               if ins.opname != "OpPhi")
 
 
 def coalesce_vars(ctx: Context, res: Residency, var_types: dict):

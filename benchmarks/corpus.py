@@ -189,6 +189,8 @@ STYLES = [
           _gemm((16, 64), b_col=True), per_subgroup=1),
     Style("dbuf", "subgroup", "gemm", "A and B double-buffered through f16 shared; 4 subgroups, acc[2][2] each",
           _gemm(64), per_subgroup=4),
+    Style("sg_tensor", "subgroup", "gemm", "coopmat2 tensor loads and stores at subgroup scope: acc[2][2], ma[2], mb[2] in loops; 16x16x16",
+          _gemm(32), per_subgroup=1),
     Style("wg_arrays", "workgroup", "gemm", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
           _gemm(128, a_col=True)),
     Style("wg_direct", "workgroup", "gemm", "KHR loads straight from storage, one 128x128 accumulator, K steps of 32",

@@ -19,8 +19,9 @@ import corpus  # noqa: E402
 SIZE = 128
 # wg_arrays: a column-major workgroup-scope load (codegen/matrix_loads.py's table path, its
 # gather a loop over a constant table); fn_helper: a helper function's inout array of matrices
-# (analysis/sroa.py split_copies); global_acc: matrices in global variables (analysis/private.py)
-DEFAULT = {"plain_16", "plain_8", "arrays_uvec4", "wg_arrays", "fn_helper", "global_acc"}
+# (analysis/sroa.py split_copies); global_acc: matrices in global variables (analysis/private.py);
+# sg_tensor: tensor loads of small tiles, moved on the generated affine plan (codegen/tensor_plans.py)
+DEFAULT = {"plain_16", "plain_8", "arrays_uvec4", "wg_arrays", "fn_helper", "global_acc", "sg_tensor"}
 
 
 def _cases():

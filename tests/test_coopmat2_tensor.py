@@ -409,9 +409,11 @@ def run_case(k, c, rng, tensor=None, obj=None, grid=(1, 1, 1)):
     return tensor, o, emap
 
 
-def check_load(k, c, rng):
+def check_load(k, c, rng, pad=0):
+    """pad: elements more in the tensor past the last one the layout reaches (where addressing
+    gone wrong would still be in bounds, and be caught by the values)."""
     emap = element_map(c.layout(), c.view(), M, N)
-    size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4))
+    size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4)) + pad
     tensor0 = rng.integers(0, 1 << 32, size, dtype=np.uint32)
     obj = rng.integers(0, 1 << 32, (M, N), dtype=np.uint32)
     tensor = tensor0.copy()
@@ -421,9 +423,9 @@ def check_load(k, c, rng):
     np.testing.assert_array_equal(tensor, tensor0, err_msg="a load wrote to the tensor")
 
 
-def check_store(k, c, rng):
+def check_store(k, c, rng, pad=0):
     emap = element_map(c.layout(), c.view(), M, N, store=True)
-    size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4))
+    size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4)) + pad
     tensor0 = rng.integers(0, 1 << 32, size, dtype=np.uint32)
     mat = rng.integers(0, 1 << 32, (M, N), dtype=np.uint32)
     tensor = tensor0.copy()
@@ -997,3 +999,83 @@ def test_transposed_tensor_loads_keep_every_bit(name, dt, rows, cols):
         bad = np.argwhere(got != w)
         assert bad.size == 0, f"{what}: {len(bad)} differ; first at {tuple(bad[0])}: {got[tuple(bad[0])]:#x}, " \
                               f"want {w[tuple(bad[0])]:#x}"
+
+# ---------------------------------------------------------------------------------------------
+# The affine plan in generated code (codegen/tensor_plans.py): a tile wholly inside the tensor,
+# with block size 1, no clip and lines in bounds, moves a line at a time on the generated plan's
+# word; at each of its edges the plan must hand over to the library's element path. Each case
+# against the reference, on tensor_2d.spv (16 x 32 uint; the view v1 is (2, false, 1, 0))
+# ---------------------------------------------------------------------------------------------
+
+def _edge(site, dims, off, span, **kw):
+    return plain_case(2, CONSTANT, site, dims, off, span, clamp_value=0xC1A4, **kw)
+
+
+# rows walk dimension 0 and columns dimension 1 without a view; through v1 the other way round
+AFFINE_EDGES = {
+    "inside": ([20, 40], [3, 5], [16, 32], {}),
+    "rows_over_the_edge": ([18, 40], [3, 5], [16, 32], {}),
+    "columns_over_the_edge": ([20, 36], [3, 5], [16, 32], {}),
+    "negative_offset": ([20, 40], [-1, 5], [16, 32], {}),
+    "span_narrower_than_a_row": ([20, 40], [3, 5], [16, 31], {}),
+    "span_shorter_than_the_matrix": ([20, 40], [3, 5], [15, 32], {}),
+    "set_stride": ([20, 40], [3, 5], [16, 32], dict(flags=F_STRIDE, strides=[45, 1])),
+    "column_stride_2": ([20, 40], [3, 5], [16, 32], dict(flags=F_STRIDE, strides=[90, 2])),
+    "row_stride_1": ([20, 40], [3, 5], [16, 32], dict(flags=F_STRIDE, strides=[1, 20])),
+    "block_size_2": ([20, 40], [3, 5], [16, 32], dict(block=[2, 1])),
+    # dimension 0 reaches past 2^31 and the offset is negative as an int32 (stride 0 keeps the
+    # tensor small): Constant-clamped rows
+    "offset_past_int32": ([0x90000000, 40], [0x80000001, 5], [16, 32], dict(flags=F_STRIDE, strides=[0, 1])),
+}
+AFFINE_VIEW_EDGES = {
+    "inside": ([40, 20], [5, 3], [32, 16], {}),
+    "clip_row_offset": ([40, 20], [5, 3], [32, 16], dict(flags=F_CLIP, clip=(1, U32, 0, U32))),
+    "clip_fewer_rows": ([40, 20], [5, 3], [32, 16], dict(flags=F_CLIP, clip=(0, 15, 0, U32))),
+    "clip_column_offset": ([40, 20], [5, 3], [32, 16], dict(flags=F_CLIP, clip=(0, U32, 2, U32))),
+    "clip_narrower": ([40, 20], [5, 3], [31, 16], dict(flags=F_CLIP, clip=(0, U32, 0, 31))),
+    "span_narrower_than_the_clip": ([40, 20], [5, 3], [31, 16], {}),
+    "rows_over_the_edge": ([40, 18], [5, 3], [32, 16], {}),
+    "row_stride_2": ([40, 20], [5, 3], [32, 16], dict(flags=F_STRIDE, strides=[45, 2])),
+}
+
+
+def _edge_cases():
+    for view, table in ((False, AFFINE_EDGES), (True, AFFINE_VIEW_EDGES)):
+        for name, (dims, off, span, kw) in table.items():
+            for store in (False, True):
+                if store and "block" in kw:
+                    continue            # an error for stores: test_store_with_block_size_is_an_error
+                site = (STORE if store else LOAD) + (1 if view else 0)
+                yield pytest.param(site, dims, off, span, kw,
+                                   id=f"{'store' if store else 'load'}-{'v1-' if view else ''}{name}")
+
+
+@pytest.mark.parametrize("site,dims,off,span,kw", list(_edge_cases()))
+def test_affine_plan_edges(site, dims, off, span, kw):
+    k = tensor_kernel(2, CONSTANT)
+    assert "@jc.tplan." in k.source
+    c = _edge(site, dims, off, span, **kw)
+    rng = np.random.default_rng(sum(dims) + 7 * sum(off) + site)
+    (check_store if c.store else check_load)(k, c, rng, pad=4096)
+
+
+@pytest.mark.parametrize("site", [LOAD, LOAD_V1, STORE, STORE_V1], ids=["load", "load-v1", "store", "store-v1"])
+def test_affine_plan_refusals_are_reported(site):
+    """A tile the generated plan would move but for its Pointer (4 bytes past 16-byte alignment)
+    or its last line (one element past the buffer): the library's errors, every buffer kept."""
+    k = tensor_kernel(2, CONSTANT)
+    view = site in (LOAD_V1, STORE_V1)
+    dims, off, span = ([40, 20], [5, 3], [32, 16]) if view else ([20, 40], [3, 5], [16, 32])
+    rng = np.random.default_rng(17 + site)
+    name = "OpCooperativeMatrixLoadTensorNV" if site < STORE else "OpCooperativeMatrixStoreTensorNV"
+    for base, short, words in ((1, 0, "16-byte aligned"), (0, 1, "reaches outside")):
+        c = _edge(site, dims, off, span, base=base)
+        need = base + max_index(element_map(c.layout(), c.view(), M, N, c.store)) + 1
+        tensor, o = _buffers(rng, need - short)
+        t0, o0 = tensor.copy(), o.copy()
+        with pytest.raises(jitcoop.ExecutionError) as ei:
+            k.dispatch((1, 1, 1), {0: tensor, 1: o, 2: c.params()})
+        _assert_names(ei.value, name, result=site < STORE)
+        assert words in str(ei.value)
+        np.testing.assert_array_equal(tensor, t0)
+        np.testing.assert_array_equal(o, o0)

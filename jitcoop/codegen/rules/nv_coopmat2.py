@@ -355,6 +355,7 @@ def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi,
     conversions and, for columns, register transposes. Returns the per-instance flags of those
     done, for the library's element path to skip."""
     from ..matrix_loads import tensor_mover
+    from ..tensor_plans import affine_plan
     t = acc.t
     ninst = em.W // inv
     done = em.dense(1, ninst, "i8").row(0, em)
@@ -381,15 +382,31 @@ def _line_moves(em, acc: TensorAccess, wait, inv, frag, addr, lay, view, lo, hi,
     ct = Arr(em.dense(1, t.cols * 5, "i64").ptr, "i64", (t.cols, 5))
     store = "store" in kinds
 
+    columns = bool({"columns", "store_columns"} & set(movers))
+    fast = affine_plan(em, acc.layout.dims, t.rows, t.cols, acc.vt, t.elem.size, store, columns)
+    answer = em.fn.alloca("i64", "plan") if fast else None
+
+    def library_plan(p, base):
+        D, _, V, perm, has_dims, mode = acc.static_args(em, view)
+        return em.lib(f"{TNK}:plan_lines", [("i64", p), lay, view, ("i64", base), ("i64", str(t.rows)),
+                                            ("i64", str(t.cols)), D, V, perm, has_dims, mode,
+                                            ("b", "true" if store else "false"), ("i64", str(t.elem.size)),
+                                            ("i64", lo), ("i64", hi), em.ranges_arr(),
+                                            ("b", "true" if columns else "false"),
+                                            lines.row(0, em), rt, ct], acc.ins, ret="i64")
+
     def instance(base, q):
         p = em.load_at(addr.ptr, "i64", base)
-        D, _, V, perm, has_dims, mode = acc.static_args(em, view)
-        k = em.lib(f"{TNK}:plan_lines", [("i64", p), lay, view, ("i64", base), ("i64", str(t.rows)),
-                                         ("i64", str(t.cols)), D, V, perm, has_dims, mode,
-                                         ("b", "true" if store else "false"), ("i64", str(t.elem.size)),
-                                         ("i64", lo), ("i64", hi), em.ranges_arr(),
-                                         ("b", "true" if {"columns", "store_columns"} & set(movers) else "false"),
-                                         lines.row(0, em), rt, ct], acc.ins, ret="i64")
+        if fast is None:
+            k = library_plan(p, base)
+        else:
+            # the affine plan in generated code; the library where it is not sure
+            k0 = em.op(f"call i64 {fast}(ptr {lay.ptr}, ptr {view.ptr}, i64 {base}, i64 {p}, i64 {lo}, "
+                       f"i64 {hi}, ptr %ranges, i64 %nranges, ptr {lines.ptr})")
+            em.emit(f"store i64 {k0}, ptr {answer}")
+            with em.when(em.op(f"icmp slt i64 {k0}, 0")):
+                em.emit(f"store i64 {library_plan(p, base)}, ptr {answer}")
+            k = em.op(f"load i64, ptr {answer}")
         moved = em.op(f"icmp ne i64 {k}, 0")
         em.store_at(done.ptr, "i8", q, em.op(f"zext i1 {moved} to i8"))
         for code, kind in ((TN.LINES_ROWS, "rows" if not store else "store"),

@@ -24,7 +24,8 @@ from ..collectives import Arr
 from ..lanevec import SIZES, _const_vec, _mangle, group_size
 from ..llvm import ty
 from . import CALLBACKS, collective, pure, rule
-from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scatter, scope_size
+from .khr_coopmat import check_scope, check_uniform, fmt_of, gather, mat_type, root_bounds, scatter, scope_size, \
+    shadow_after_load
 
 TNK = "jitcoop.kernels.tensor"
 CMK = "jitcoop.kernels.coopmat"
@@ -327,6 +328,7 @@ def _load_tensor(em, ins, wait, resume):
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
         bad = _decode_site(em, ins, acc, wait, inv, out, objb, addr, lay, view, lo, hi, df, di)
     _failures(em, ins, acc, "load", bad)
+    shadow_after_load(em, ins.result, out)
     em.resume_lanes(wait, resume)
 
 

@@ -68,3 +68,12 @@ ldrun s32_8x8 int32_t 8 8
 $G $V flow_acc.comp -o flow_acc_vars.spv >/dev/null
 $G $V flow_acc.comp -o /tmp/flow_acc.spv >/dev/null
 ${SPIRV_OPT:-spirv-opt} -O /tmp/flow_acc.spv -o flow_acc.spv
+
+# store_cm.comp: column-major stores (codegen/matrix_loads.transposed_store_helper): name type use
+store_cm() {
+    $G $V -DTYPE=$2 -DROWS=16 -DCOLS=32 -DUSE=$3 store_cm.comp -o store_cm_$1.spv >/dev/null
+}
+store_cm f32 float gl_MatrixUseAccumulator
+store_cm f16 float16_t gl_MatrixUseA
+store_cm u8 uint8_t gl_MatrixUseB
+store_cm s32 int32_t gl_MatrixUseAccumulator

@@ -678,6 +678,21 @@ for _name, (_dt, _rows, _cols) in _LDRUN.items():
     recipe(T + f"coopmat/ldrun_{_name}.spv")(_ldrun(_dt, _rows, _cols))
 
 
+def _store_cm(dt):
+    def make(r):
+        tiles, rows, cols = 4, 16, 32               # two workgroups of two subgroups
+        sout = rows + 3
+        tout = cols * sout + 5
+        n = tiles * rows * cols
+        x = r.normal(n, dt, 10) if np.dtype(dt).kind == "f" else r.ints(n, dt)
+        return Dispatch(2, {0: x, 1: np.zeros(tiles * tout, x.dtype)}, push=u32(sout, tout))
+    return make
+
+
+for _name, _dt in (("f32", np.float32), ("f16", np.float16), ("u8", np.uint8), ("s32", np.int32)):
+    recipe(T + f"coopmat/store_cm_{_name}.spv", spec={10: 64})(_store_cm(_dt))
+
+
 @recipe(T + "coopmat/ldst.spv", spec={10: 64})
 def _ldst(r):
     off, tin, srow, scol, sout, tout = 5, 300, 17, 33, 17, 270

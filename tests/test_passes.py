@@ -177,3 +177,49 @@ def test_matrices_in_a_struct_compute_what_the_shader_says(module, profile):
     k, got, ref = _run_tiles(module, profile, 4)
     np.testing.assert_array_equal(got, ref[:4])
     assert k.meta.lanes_run == 1, k.meta.varying
+
+
+def carry_reference(A, B, skip_a, skip_acc):
+    """carry.comp's loop in numpy: ma keeps the last tile loaded (zero before any), acc adds
+    ma x mb unless skipped, acc2 adds the ma of before each step's load."""
+    ma = np.zeros((16, 16))
+    acc, acc2 = np.zeros((16, 16)), np.zeros((16, 16))
+    for s in range(B.shape[0]):
+        old = ma
+        if not skip_a >> s & 1:
+            ma = A[:, 16 * s:16 * s + 16]
+        if not skip_acc >> s & 1:
+            acc = acc + ma @ B[s]
+        acc2 = acc2 + old @ B[s]
+    return acc, acc2, ma
+
+
+MASKS = [(0, 0), (0b0101, 0), (0b0110, 0b1001), (0b11111, 0b00100), (0b10010, 0b11111)]
+
+
+@pytest.mark.parametrize("module", ["carry.spv", "carry_O.spv", "carry_only.spv", "carry_only_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_matrices_carried_over_skipped_steps(module, profile):
+    """Guards that skip a K step's load or MulAdd leave the matrix as the step before made it:
+    the loop's phi takes a merge phi of the new value and its own (analysis/matrices.py
+    _coalesce_merges gives all three one block, in carry_only: no copy left). In carry, the old
+    ma is still used after the guarded load, and ma after the loop: those stay apart."""
+    rng = np.random.default_rng(9)
+    steps = 5
+    A = rng.integers(-3, 4, (16, 16 * steps)).astype(np.float16)
+    B = rng.integers(-3, 4, (steps, 16, 16)).astype(np.float16)
+    k = jitcoop.Device(profile).load(PASSES / module).kernel()
+    if module.startswith("carry_only"):
+        assert "@llvm.memcpy.p0.p0.i64(ptr" not in k.source
+    for skip_a, skip_acc in MASKS:
+        acc, acc2, ma = carry_reference(A.astype(np.float64), B.astype(np.float64), skip_a, skip_acc)
+        c = np.full(512, np.nan, np.float32)
+        d = np.full(256, np.nan, np.float16)
+        binds = {0: A.reshape(-1), 1: B.reshape(-1), 2: c}
+        if not module.startswith("carry_only"):
+            binds[3] = d
+        k.dispatch(1, binds, push=np.array([steps, skip_a, skip_acc], np.uint32))
+        np.testing.assert_array_equal(c[:256].reshape(16, 16), acc, err_msg=f"acc, masks {skip_a:b} {skip_acc:b}")
+        if not module.startswith("carry_only"):
+            np.testing.assert_array_equal(c[256:].reshape(16, 16), acc2, err_msg="acc2")
+            np.testing.assert_array_equal(d.reshape(16, 16), ma, err_msg="ma after the loop")

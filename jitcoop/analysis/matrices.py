@@ -90,23 +90,65 @@ def coalesce_phis(ctx: Context, res: Residency):
             p = phi.result
             if p not in res.resident:
                 continue
-            for v in (phi.operands[i] for i in range(0, len(phi.operands), 2)):
+            for v in _incoming(phi):
                 if (v not in res.resident or v in res.coalesced or v == p or v not in where
                         or ctx.value_type(v) is not ctx.value_type(p)):
                     continue
                 if _coalescible(ctx, p, pb, v, where):
                     res.coalesced[v] = p
                     break
+    _coalesce_merges(ctx, res, where)
 
 
-def _coalescible(ctx: Context, p, pb, v, where) -> bool:
+def _incoming(phi):
+    return [phi.operands[i] for i in range(0, len(phi.operands), 2)]
+
+
+def _coalesce_merges(ctx: Context, res: Residency, where):
+    """A loop's phi P whose back-edge value is itself a phi V merging P with values made in
+    V's rows (a matrix carried over the iterations where a guard skips its load or MulAdd:
+    `if (inside) ma = load;` makes V = phi(load, P)) shares rows with V, and so with those values:
+    no copy on the edge that keeps P, none on the back edge (a guarded GEMM copied its eight
+    matrices twice per K step, 12% of its time). Safe when each value X made in V's rows could
+    share P's rows itself (the conditions of _coalescible, V allowed as X's phi use: P dead once
+    X is written, which covers any phi reading P on an edge X's write reaches) and V's only phi
+    use is P. (V takes P and P takes V: the two are on a cycle, where a use of V that P's block
+    reaches without passing V's block is a phi's, not a read of the rows.)"""
+    phis = {ph.result: ph for b in ctx.ff.blocks for ph in b.phis}
+    for pb in ctx.ff.blocks:
+        for phi in pb.phis:
+            p = phi.result
+            if p not in res.resident or p in res.coalesced:
+                continue
+            for v in _incoming(phi):
+                if (v not in phis or v == p or v not in res.resident or v in res.coalesced
+                        or ctx.value_type(v) is not ctx.value_type(p)):
+                    continue
+                vphi = phis[v]
+                made = [x for x in _incoming(vphi) if x != p]
+                # V's rows hold the values made in them and nothing else (no group of P's
+                # shape merged into V before: its members were not checked against P)
+                if (not made or any(res.coalesced.get(x) != v or x not in where for x in made)
+                        or any(r == v and x not in made for x, r in res.coalesced.items())
+                        or any(u.opname == "OpPhi" and u.result != p for u in ctx.users.get(v, ()))):
+                    continue
+                if all(_coalescible(ctx, p, pb, x, where, also=v) for x in made):
+                    res.coalesced[v] = p
+                    for x in made:
+                        res.coalesced[x] = p
+                    break
+
+
+def _coalescible(ctx: Context, p, pb, v, where, also=None) -> bool:
+    """Whether v may share phi p's rows (the conditions coalesce_phis states); `also`: a phi
+    that may take v as well (the merge phi sharing the same rows: _coalesce_merges)."""
     bmap, users = ctx.bmap, ctx.users
     vb, vi = where[v]
     vdef = vb.instrs[vi]
     if vdef.opname == "OpPhi":
         return False
     for u in users.get(v, ()):
-        if u.opname == "OpPhi" and u.result != p:
+        if u.opname == "OpPhi" and u.result not in (p, also):
             return False
     reads = used_ids(vdef)
     if p in reads:

@@ -611,6 +611,19 @@ def _passes_merge_phi(r):
                         2: np.full(2 * 256, -1, np.float32)})
 
 
+@recipe(T + "passes/carry.spv", T + "passes/carry_O.spv")
+def _passes_carry(r):
+    return Dispatch(1, {0: r.small(16 * 80, np.float16, -3, 4), 1: r.small(5 * 256, np.float16, -3, 4),
+                        2: np.full(512, -1, np.float32), 3: np.zeros(256, np.float16)},
+                    push=u32(5, 0b0110, 0b1001))
+
+
+@recipe(T + "passes/carry_only.spv", T + "passes/carry_only_O.spv")
+def _passes_carry_only(r):
+    return Dispatch(1, {0: r.small(16 * 80, np.float16, -3, 4), 1: r.small(5 * 256, np.float16, -3, 4),
+                        2: np.full(256, -1, np.float32)}, push=u32(5, 0b0110, 0b1001))
+
+
 @recipe(T + "passes/copy_to_unnamed.spv")
 def _passes_copy_to_unnamed(r):
     return Dispatch(1, {0: np.full(512, -1, np.float32)})

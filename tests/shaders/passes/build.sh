@@ -15,3 +15,7 @@ bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/spirv-as" --target-env vulkan1.3 copy_to_unnamed.spvasm -o copy_to_unnamed.spv
 "$bin/glslang" -V --target-env vulkan1.3 struct.comp -o struct.spv
 "$bin/spirv-opt" -O struct.spv -o struct_O.spv
+"$bin/glslang" -V --target-env vulkan1.3 carry.comp -o carry.spv
+"$bin/spirv-opt" -O carry.spv -o carry_O.spv
+"$bin/glslang" -V --target-env vulkan1.3 carry_only.comp -o carry_only.spv
+"$bin/spirv-opt" -O carry_only.spv -o carry_only_O.spv

@@ -76,10 +76,11 @@ def _f16(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float16)
 
 
-def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=False):
+def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=False, acc16=False):
     """A GEMM shader's problem at M = N = K = size: A (M x K) and B (K x N) float16, stored
     transposed where the shader reads them column-major; the result C (M x N) float32 or float16,
-    stored transposed where the shader writes it column-major (c_col);
+    stored transposed where the shader writes it column-major (c_col), summed in float16
+    accumulators (acc16: K x K-step roundings);
     epilogue "alpha_beta" (D = 1.5 AB - 0.5 C, C a binding before D) or "bias_silu" (D =
     silu(AB + bias[col]), bias a binding before D). The grid covers C in tile x tile blocks (or
     rows x columns blocks for a (rows, columns) tile)."""
@@ -108,9 +109,14 @@ def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=Fals
         a32, b32 = a.astype(np.float32), b.astype(np.float32)
         # float32 results: each K chunk's sum is rounded into a float32 accumulator, so within a
         # few float32 ulps of the largest partial sum; float16 results: one float16 rounding more.
+        atol = 1e-4 * np.abs(ref).max()
+        if acc16:
+            # float16 accumulators: each of the n / 16 roundings is off by at most half a float16
+            # ulp of the partial sum, which sum |a| |b| bounds
+            atol = n / 16 * 2.0 ** -11 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
         return Problem(grid=(n // tn, n // tm), bindings=bindings, out=out, push=push,
                        flop=2 * n ** 3, reference=ref.T.copy() if c_col else ref, rtol=2.0 ** -10 if out16 else 0.0,
-                       atol=1e-4 * np.abs(ref).max(), peer=lambda: a32 @ b32,
+                       atol=atol, peer=lambda: a32 @ b32,
                        peer_what="numpy float32 matmul")
     return build
 
@@ -194,6 +200,8 @@ STYLES = [
           _gemm(32), per_subgroup=1),
     Style("guarded", "subgroup", "gemm", "every load, MulAdd and store under an edge guard (operands carried over when one fails); C column-major",
           _gemm(32, c_col=True), per_subgroup=1),
+    Style("f16acc", "subgroup", "gemm", "plain_16 with float16 accumulators (each K step's sum rounded to float16)",
+          _gemm(32, out16=True, acc16=True), per_subgroup=1),
     Style("wg_arrays", "workgroup", "gemm", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
           _gemm(128, a_col=True)),
     Style("wg_direct", "workgroup", "gemm", "KHR loads straight from storage, one 128x128 accumulator, K steps of 32",

@@ -198,6 +198,28 @@ def test_f16_f16_overflow_to_inf_and_subnormals():
     assert_bits_equal(d, want)
 
 
+def test_f16_f16_rounds_once_where_float32_would_land_on_a_tie():
+    """Sums just past (or short of) a float16 midpoint by less than half a float32 ulp: rounded
+    through float32 they would land on the midpoint and round to even, the wrong way; the exact
+    sum rounds once (the generated rounding narrows to float rounding to odd first)."""
+    a = np.zeros((16, 16), np.float16)
+    b = np.zeros((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float16)
+    tiny = 2.0 ** -20           # its square, 2^-40, is far below float32's ulp at 1 (2^-23)
+    for i, (sign, below) in enumerate([(1, False), (-1, False), (1, True), (-1, True)]):
+        # row i: +-(1 + 2^-11 +- 2^-40); column i of B picks it up; 1 + 2^-11 is the midpoint
+        # between 1 and 1 + 2^-10
+        a[i, 0], a[i, 1], a[i, 2] = sign, sign * 2.0 ** -11, tiny
+        b[0, i], b[1, i], b[2, i] = 1, 1, (-sign if below else sign) * tiny
+        a[i + 4, 0], a[i + 4, 1] = 3 * sign, sign * 2.0 ** -10     # 3 + 2^-10: a tie to even in
+        b[0, i + 4], b[1, i + 4] = 1, 1                                # float16 (3 + 2^-9 is odd)
+    d = run_muladd("f16_f16", a, b, c, np.float16)
+    want = exact_muladd(a, b, c, ROUND["f16"])
+    assert want[0, 0] == 1 + 2.0 ** -10 and want[1, 1] == -(1 + 2.0 ** -10)
+    assert want[2, 2] == 1 and want[3, 3] == -1 and want[4, 4] == 3
+    assert_bits_equal(d, want)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_f32_f32_exact(seed):
     rng = np.random.default_rng(seed)

@@ -359,18 +359,28 @@ def _mad(em, a, b, c) -> str:
     return em.op(f"add i64 {em.op(f'mul i64 {a}, {b}')}, {c}")
 
 
-def _convert(src: str, dst: str):
-    """(em, value) -> value converting an element between LLVM types as the kernel library's
-    array assignments do (floats rounded to nearest even, integers truncated); None for a pair
-    it does not cover."""
+def _vt(t: str, n: int) -> str:
+    """LLVM type t, or a vector of n of them."""
+    return t if n == 1 else f"<{n} x {t}>"
+
+
+def _splat_of(t: str, v, n: int) -> str:
+    return str(v) if n == 1 else "<" + ", ".join(f"{t} {v}" for _ in range(n)) + ">"
+
+
+def _convert(src: str, dst: str, n: int = 1):
+    """(em, value) -> value converting an element (or a vector of n) between LLVM types as the
+    kernel library's array assignments do (floats rounded to nearest even, integers truncated);
+    None for a pair it does not cover."""
+    S, D = _vt(src, n), _vt(dst, n)
     if src == dst:
         return lambda em, x: x
     if (src, dst) == ("float", "double"):
-        return lambda em, x: em.op(f"fpext float {x} to double")
+        return lambda em, x: em.op(f"fpext {S} {x} to {D}")
     if (src, dst) == ("double", "float"):
-        return lambda em, x: em.op(f"fptrunc double {x} to float")
+        return lambda em, x: em.op(f"fptrunc {S} {x} to {D}")
     if src == "i64" and dst in ("i8", "i16", "i32"):
-        return lambda em, x: em.op(f"trunc i64 {x} to {dst}")
+        return lambda em, x: em.op(f"trunc {S} {x} to {D}")
     return None
 
 
@@ -378,13 +388,19 @@ def _b(x) -> str:
     return "true" if x else "false"
 
 
-def scatter(em, wait, inv, t: CoopMat, dense, block):
+def scatter(em, wait, inv, t: CoopMat, dense, block, f16=False):
     """Dense matrices -> the fragments of a result of type t (every replica), in generated loops
     where the element types allow (a fragment row at a time: consecutive stores, the dense
-    elements read through the layout's table turned [element, invocation]), else the library's."""
+    elements read through the layout's table turned [element, invocation]), else the library's.
+    `f16`: each element rounded to float16 on the way (round_f16; generated loops only)."""
     n = t.rows * t.cols
     striped = K.is_striped(t.layout.table, n)
-    conv = _convert(dense.llvm, block.llvm)
+    # striped: fragment row e is dense elements e x inv .. e x inv + inv - 1, moved as one vector
+    width = inv if striped else 1
+    conv = _convert(dense.llvm, block.llvm, width)
+    if conv is not None and f16:
+        plain = conv
+        conv = lambda em, x: plain(em, round_f16(em, x, dense.llvm, width))
     if conv is None:
         head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense]
         if striped:
@@ -393,7 +409,7 @@ def scatter(em, wait, inv, t: CoopMat, dense, block):
             em.lib(f"{CM}:scatter", head + [em.table(t.layout), block])
         return
     L = t.layout.length
-    name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}"
+    name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}{'.r16' if f16 else ''}"
 
     def build():
         def instance(base, q):
@@ -401,10 +417,15 @@ def scatter(em, wait, inv, t: CoopMat, dense, block):
             with em.loop(L, hint="se") as e:
                 dst = em.op(f"getelementptr {block.llvm}, ptr %frag, i64 {_mad(em, e, em.W, base)}")
                 row = em.op(f"mul i64 {e}, {inv}")
+                if striped:
+                    # one vector a row (left to LLVM, the unrolled copy with float16 rounding was
+                    # vectorized across rows into gathers and scatters, or not at all)
+                    src = em.op(f"getelementptr {dense.llvm}, ptr {d}, i64 {row}")
+                    v = em.op(f"load {_vt(dense.llvm, inv)}, ptr {src}, align 4")
+                    em.emit(f"store {_vt(block.llvm, inv)} {conv(em, v)}, ptr {dst}, align 4")
+                    return
                 with em.loop(inv, hint="sl") as l:
-                    k = em.op(f"add i64 {row}, {l}")
-                    if not striped:
-                        k = em.op(f"sext i32 {em.load_at('%tab', 'i32', k)} to i64")
+                    k = em.op(f"sext i32 {em.load_at('%tab', 'i32', em.op(f'add i64 {row}, {l}'))} to i64")
                     em.store_at(dst, block.llvm, l, conv(em, em.load_at(d, dense.llvm, k)))
         em.for_instances(inv, "%wait", instance)
     em.out_of_line(name, ["ptr %state", "i32 %wait", "ptr %dense", "ptr %frag", "ptr %tab"], build)
@@ -626,8 +647,7 @@ def _muladd(em, ins, wait, resume):
         else:
             _call_muladd(em, ins, wait, inv, spec, blocks[0], blocks[1], blocks[2], rarr, tabs, work)
         if r.elem.width < 32:
-            _round_dense(em, ins, wait, inv, rarr, fmt_of(r.elem))
-            scatter(em, wait, inv, r, rarr, out)
+            _round_and_scatter(em, ins, wait, inv, r, rarr, out)
     elif same_layout(c, r) and _direct(em, inv, r) and not (flags & SATURATE and r.elem.width == 64):
         # The exact sum of products, then R = C + sum wrapped or saturated, in one pass.
         tabs, work = pl.arrays()
@@ -654,66 +674,48 @@ def _muladd(em, ins, wait, resume):
     em.resume_lanes(wait, resume)
 
 
-def _round_dense(em, ins, wait, inv, dense, fmt):
+def _round_and_scatter(em, ins, wait, inv, r: CoopMat, dense, out):
     """A small-format float result, computed dense in float64 (exact numerics) or float32, rounded
-    once to its format. float16 in generated code (below), the other formats by the library's
-    round_dense: float16 accumulators went element by element through a library call each, 80%
-    of a GEMM's time (6.4-8.6x a float32-accumulator GEMM of the same tiles)."""
-    if fmt != K.F16 or dense.llvm not in ("double", "float"):
-        em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense,
-                                     ("i64", str(fmt))], ins)
+    once to its format and scattered to its fragments: float16 as it is scattered (round_f16),
+    the other formats by the library's round_dense first. float16 accumulators went element by
+    element through a library call each, 80% of a GEMM's time (6.4-8.6x a float32-accumulator
+    GEMM of the same tiles)."""
+    fmt = fmt_of(r.elem)
+    if fmt == K.F16 and dense.llvm in ("double", "float") and _convert(dense.llvm, out.llvm) is not None:
+        scatter(em, wait, inv, r, dense, out, f16=True)
         return
-    n = dense.shape[0] * dense.shape[1]
-    em.emit(f"call void {_round_f16_helper(em, dense.llvm)}(ptr {dense.ptr}, i64 {n})")
+    em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense,
+                                 ("i64", str(fmt))], ins)
+    scatter(em, wait, inv, r, dense, out)
 
 
-def _round_f16_helper(em, t: str) -> str:
-    """A loop rounding n values of type t (double or float) to float16 in place, to nearest even,
-    once. float -> half is F16C's conversion. A double is first narrowed to float rounding to odd
+def round_f16(em, x: str, t: str, n: int = 1) -> str:
+    """IR rounding x (double or float, or a vector of n) to float16, to nearest even, once; the
+    result as type t.
+    float -> half is F16C's conversion. A double is first narrowed to float rounding to odd
     (truncated toward zero, the last bit set where anything was cut off): float keeps 13 more
     bits than half, so the odd bit stands for whatever lay below and the second rounding gives
     the double's own nearest-even half (Boldo and Melquiond, "When double rounding is odd").
     NaN stays NaN; past float's range the odd float is FLT_MAX, which rounds to infinity as the
     double does."""
-    name = f"@jc.round.f16.{t}"
-    odd = ""
-    src = "%x"
+    D, F, H, I, B = (_vt(x_, n) for x_ in ("double", "float", "half", "i32", "i1"))
+    f = x
     if t == "double":
-        em.declare("@llvm.fabs.f64", "declare double @llvm.fabs.f64(double)")
-        odd = """  %t = fptrunc double %x to float
-  %back = fpext float %t to double
-  %exact = fcmp oeq double %back, %x
-  %nan = fcmp uno double %x, %x
-  %keep = or i1 %exact, %nan
-  %ab = call double @llvm.fabs.f64(double %back)
-  %ax = call double @llvm.fabs.f64(double %x)
-  %away = fcmp ogt double %ab, %ax
-  %tb = bitcast float %t to i32
-  %step = zext i1 %away to i32
-  %tz = sub i32 %tb, %step
-  %to = or i32 %tz, 1
-  %sel = select i1 %keep, i32 %tb, i32 %to
-  %f = bitcast i32 %sel to float
-"""
-        src = "%f"
-    em.declare(name, f"""define internal void {name}(ptr %d, i64 %n) noinline {{
-entry:
-  %none = icmp eq i64 %n, 0
-  br i1 %none, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %p = getelementptr {t}, ptr %d, i64 %i
-  %x = load {t}, ptr %p
-{odd}  %h = fptrunc float {src} to half
-  %y = fpext half %h to {t}
-  store {t} %y, ptr %p
-  %i1 = add i64 %i, 1
-  %more = icmp ult i64 %i1, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}}""")
-    return name
+        fn = "@llvm.fabs.f64" if n == 1 else f"@llvm.fabs.v{n}f64"
+        fabs = em.declare(fn, f"declare {D} {fn}({D})")
+        tf = em.op(f"fptrunc {D} {x} to {F}")
+        back = em.op(f"fpext {F} {tf} to {D}")
+        exact = em.op(f"fcmp oeq {D} {back}, {x}")
+        nan = em.op(f"fcmp uno {D} {x}, {x}")
+        keep = em.op(f"or {B} {exact}, {nan}")
+        ab = em.op(f"call {D} {fabs}({D} {back})")
+        ax = em.op(f"call {D} {fabs}({D} {x})")
+        step = em.op(f"zext {B} {em.op(f'fcmp ogt {D} {ab}, {ax}')} to {I}")    # rounded away: back one
+        tb = em.op(f"bitcast {F} {tf} to {I}")
+        odd = em.op(f"or {I} {em.op(f'sub {I} {tb}, {step}')}, {_splat_of('i32', 1, n)}")
+        f = em.op(f"bitcast {I} {em.op(f'select {B} {keep}, {I} {tb}, {I} {odd}')} to {F}")
+    h = em.op(f"fptrunc {F} {f} to {H}")
+    return em.op(f"fpext {H} {h} to {_vt(t, n)}")
 
 
 def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work, second=None):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 CORPUS = Path(__file__).resolve().parent / "shaders" / "corpus"
@@ -57,7 +58,7 @@ class Style:
     build: Callable[[int], Problem]
     per_subgroup: int = 0     # > 0: specialization constant 0 = this many subgroups' invocations
     lavapipe: bool = False    # runs on Mesa lavapipe 26.1 (KHR, subgroup scope, 8x8x8 granules)
-    nvidia: bool = True       # the H100's tables have its matrix sizes
+    nvidia: bool = True       # the H100's tables have its matrix sizes and types
 
     @property
     def spv(self) -> Path:
@@ -76,8 +77,10 @@ def _f16(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float16)
 
 
-def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=False, acc16=False):
-    """A GEMM shader's problem at M = N = K = size: A (M x K) and B (K x N) float16, stored
+def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=False, acc16=False,
+          fp8=False):
+    """A GEMM shader's problem at M = N = K = size: A (M x K) and B (K x N) float16 (E4M3 with
+    fp8), stored
     transposed where the shader reads them column-major; the result C (M x N) float32 or float16,
     stored transposed where the shader writes it column-major (c_col), summed in float16
     accumulators (acc16: K x K-step roundings);
@@ -88,7 +91,10 @@ def _gemm(tile, a_col=False, b_col=False, out16=False, epilogue=None, c_col=Fals
 
     def build(n):
         rng = np.random.default_rng(n)
-        a, b = _f16(rng, (n, n)), _f16(rng, (n, n))
+        if fp8:
+            a, b = (rng.standard_normal((n, n)).astype(ml_dtypes.float8_e4m3fn) for _ in range(2))
+        else:
+            a, b = _f16(rng, (n, n)), _f16(rng, (n, n))
         exact = a.astype(np.float64) @ b.astype(np.float64)
         bindings = {0: a.T.copy() if a_col else a, 1: b.T.copy() if b_col else b}
         push = struct.pack("<3I", n, n, n)
@@ -202,6 +208,8 @@ STYLES = [
           _gemm(32, c_col=True), per_subgroup=1),
     Style("f16acc", "subgroup", "gemm", "plain_16 with float16 accumulators (each K step's sum rounded to float16)",
           _gemm(32, out16=True, acc16=True), per_subgroup=1),
+    Style("fp8", "subgroup", "gemm", "plain_16's loops in 8-bit floats: E4M3 A and B, 16x16x32 MulAdds, f32 result (not on the H100)",
+          _gemm(32, fp8=True), per_subgroup=1, nvidia=False),
     Style("wg_arrays", "workgroup", "gemm", "KHR loads, acc[2][2] of 64x64 in loops; A column-major; B staged through f16 shared",
           _gemm(128, a_col=True)),
     Style("wg_direct", "workgroup", "gemm", "KHR loads straight from storage, one 128x128 accumulator, K steps of 32",

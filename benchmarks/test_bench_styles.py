@@ -82,7 +82,7 @@ def _cases():
             for numerics in NUMERICS:
                 marks = ()
                 if profile == "nvidia" and not s.nvidia:
-                    marks = pytest.mark.skip(reason=f"{s.name}: the H100's tables have no such matrix size")
+                    marks = pytest.mark.skip(reason=f"{s.name}: the H100's tables have no such matrix size or type")
                 yield pytest.param(s, profile, numerics, marks=marks, id=f"{s.name}-{profile}-{numerics}")
 
 

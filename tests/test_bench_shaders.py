@@ -20,8 +20,10 @@ SIZE = 128
 # wg_arrays: a column-major workgroup-scope load (codegen/matrix_loads.py's table path, its
 # gather a loop over a constant table); fn_helper: a helper function's inout array of matrices
 # (analysis/sroa.py split_copies); global_acc: matrices in global variables (analysis/private.py);
-# sg_tensor: tensor loads of small tiles, moved on the generated affine plan (codegen/tensor_plans.py)
-DEFAULT = {"plain_16", "plain_8", "arrays_uvec4", "wg_arrays", "fn_helper", "global_acc", "sg_tensor"}
+# sg_tensor: tensor loads of small tiles, moved on the generated affine plan (codegen/tensor_plans.py);
+# f16acc: float16 accumulators rounded as they are scattered; fp8: E4M3 loads in generated code
+DEFAULT = {"plain_16", "plain_8", "arrays_uvec4", "wg_arrays", "fn_helper", "global_acc", "sg_tensor",
+           "f16acc", "fp8"}
 
 
 def _cases():

@@ -29,7 +29,7 @@ $G -DT=16 plain.comp -o plain_16.spv
 $O -O plain_16.spv -o plain_16_O.spv
 $G -DT=8 plain.comp -o plain_8.spv
 $G -DT=16 f16acc.comp -o f16acc.spv
-for s in arrays_uvec4 unrolled_u32 bias_act wg_arrays wg_tensor q4_n64 flash_attn fn_helper global_acc struct_acc row_1x4 dbuf wg_direct sg_tensor guarded; do
+for s in arrays_uvec4 unrolled_u32 bias_act wg_arrays wg_tensor q4_n64 flash_attn fn_helper global_acc struct_acc row_1x4 dbuf wg_direct sg_tensor guarded fp8; do
     $G $s.comp -o $s.spv
 done
 $O -O wg_tensor.spv -o wg_tensor_O.spv

@@ -52,7 +52,7 @@ def function_for(em, t, inv: int, run: int, psize: int, fmt: int, slot: str, col
     into float slots for one that also writes each element as a float64 to a second block of
     the fragments' shape (a MulAdd with exact numerics reads it as it is: see
     rules.khr_coopmat.f64_shadow_wanted); the second value says whether the function does."""
-    if not _supported(fmt, slot):
+    if not _supported(fmt, slot, store):
         return None, False
     shadow = shadow and not store and slot == "float"
     if run > 0:
@@ -140,9 +140,14 @@ def transposed_helper(em, rows: int, cols: int, inv: int, psize: int, fmt: int, 
     return name
 
 
-def _supported(fmt: int, slot: str) -> bool:
+def _supported(fmt: int, slot: str, store: bool = False) -> bool:
+    """Whether generated code moves format fmt to (or, `store`, from) slots of type slot: the
+    formats held bit for bit, float16 and bfloat16 in float slots both ways, the 8-bit floats
+    (E4M3, E5M2) into float slots (their stores round: the library's)."""
     if fmt in (K.F16, K.BF16):
         return slot == "float"
+    if fmt in (K.E4M3, K.E5M2):
+        return slot == "float" and not store
     return fmt in _BITS and _BITS[fmt][1] == slot
 
 
@@ -158,6 +163,8 @@ def _tile_fits(rows: int, cols: int, slot: str) -> bool:
 
 
 def _mem_type(fmt: int) -> str:
+    if fmt in (K.E4M3, K.E5M2):
+        return "i8"
     return "half" if fmt == K.F16 else "i16" if fmt == K.BF16 else _BITS[fmt][0]
 
 
@@ -181,7 +188,9 @@ def _convert(fmt: int, n: int, slot: str, srcs: list, outs: list, here: str) -> 
   %{p}b = shl <{n} x i32> %{p}w, {_splat(n, "i32", 16)}
   {out} = bitcast <{n} x i32> %{p}b to {vs}""")
         return "\n".join(text), here
-    if fmt != K.F16:
+    if fmt == K.E4M3:
+        return "\n".join(_e4m3(n, src, out) for src, out in zip(srcs, outs)), here
+    if fmt not in (K.F16, K.E5M2):
         return "\n".join(f"  {out} = load <{n} x {_mem_type(fmt)}>, ptr {src}, align 1"
                          for src, out in zip(srcs, outs)), here
     iv, i32 = f"<{n} x i16>", f"<{n} x i32>"
@@ -189,8 +198,14 @@ def _convert(fmt: int, n: int, slot: str, srcs: list, outs: list, here: str) -> 
     text, mag = [], None
     for src, out in zip(srcs, outs):
         p = out[1:] + "."
-        text.append(f"""  %{p}h = load {iv}, ptr {src}, align 1
-  %{p}hf = bitcast {iv} %{p}h to <{n} x half>
+        if fmt == K.E5M2:
+            # E5M2 is the top byte of a float16: from here on the same (its NaNs included)
+            text.append(f"""  %{p}b8 = load <{n} x i8>, ptr {src}, align 1
+  %{p}b16 = zext <{n} x i8> %{p}b8 to {iv}
+  %{p}h = shl {iv} %{p}b16, {_splat(n, "i16", 8)}""")
+        else:
+            text.append(f"  %{p}h = load {iv}, ptr {src}, align 1")
+        text.append(f"""  %{p}hf = bitcast {iv} %{p}h to <{n} x half>
   %{p}x = fpext <{n} x half> %{p}hf to {vs}
   %{p}mag = and {iv} %{p}h, {_splat(n, "i16", 0x7FFF)}""")
         if mag is None:
@@ -222,6 +237,31 @@ def _convert(fmt: int, n: int, slot: str, srcs: list, outs: list, here: str) -> 
         p = out[1:] + "."
         text.append(f"  {out} = phi {vs} [ %{p}x, %{here} ], [ %{p}fixed, %{q}nan ]")
     return "\n".join(text), f"{q}put"
+
+
+def _e4m3(n: int, src: str, out: str) -> str:
+    """IR loading n E4M3 bytes from src as the <n x float> out, exactly, as the library's
+    e4m3_to_f32: normal codes by moving the exponent and mantissa bits into place (bias 7 ->
+    127), subnormal ones (exponent 0) as the integer mantissa times 2^-9, both NaN codes
+    (S.1111.111) as the quiet NaN with their sign."""
+    p = out[1:] + "."
+    i32 = f"<{n} x i32>"
+    return f"""  %{p}q = load <{n} x i8>, ptr {src}, align 1
+  %{p}w = zext <{n} x i8> %{p}q to {i32}
+  %{p}s = and {i32} %{p}w, {_splat(n, "i32", 0x80)}
+  %{p}sign = shl {i32} %{p}s, {_splat(n, "i32", 24)}
+  %{p}a = and {i32} %{p}w, {_splat(n, "i32", 0x7F)}
+  %{p}n0 = shl {i32} %{p}a, {_splat(n, "i32", 20)}
+  %{p}nb = add {i32} %{p}n0, {_splat(n, "i32", 120 << 23)}
+  %{p}af = uitofp {i32} %{p}a to <{n} x float>
+  %{p}sf = fmul <{n} x float> %{p}af, {_splat(n, "float", "0x3F60000000000000")}
+  %{p}sb = bitcast <{n} x float> %{p}sf to {i32}
+  %{p}sub = icmp ult {i32} %{p}a, {_splat(n, "i32", 8)}
+  %{p}nan = icmp eq {i32} %{p}a, {_splat(n, "i32", 0x7F)}
+  %{p}m0 = select <{n} x i1> %{p}sub, {i32} %{p}sb, {i32} %{p}nb
+  %{p}m1 = select <{n} x i1> %{p}nan, {i32} {_splat(n, "i32", 0x7FC00000)}, {i32} %{p}m0
+  %{p}r = or {i32} %{p}m1, %{p}sign
+  {out} = bitcast {i32} %{p}r to <{n} x float>"""
 
 
 def _f16_nan(n: int, h: str, p: str) -> str:
@@ -599,7 +639,7 @@ def tensor_mover(em, kind: str, rows: int, cols: int, inv: int, fmt: int, slot: 
         void @name(ptr %frag, i64 %base, i64 %p, ptr %lines)
 
     None where the slots do not hold the format, or the block transpose does not fit."""
-    if not _supported(fmt, slot):
+    if not _supported(fmt, slot, kind.startswith("store")):
         return None
     W = em.W
     esize = SIZE_OF[_mem_type(fmt)]

@@ -667,7 +667,8 @@ def _flow_undef(r):
 _LDRUN = {"f16_16x32": (np.float16, 16, 32), "f16_16x48": (np.float16, 16, 48),
           "f16_8x16": (np.float16, 8, 16), "bf16_16x32": ("bf16", 16, 32),
           "f32_16x16": (np.float32, 16, 16), "s8_16x64": (np.int8, 16, 64),
-          "u16_16x16": (np.uint16, 16, 16), "s32_8x8": (np.int32, 8, 8)}
+          "u16_16x16": (np.uint16, 16, 16), "s32_8x8": (np.int32, 8, 8),
+          "e4m3_16x32": (np.uint8, 16, 32), "e5m2_16x64": (np.uint8, 16, 64)}
 
 
 def _ldrun(dt, rows, cols):

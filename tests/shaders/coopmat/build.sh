@@ -63,6 +63,8 @@ ldrun f32_16x16 float 16 16
 ldrun s8_16x64 int8_t 16 64
 ldrun u16_16x16 uint16_t 16 16
 ldrun s32_8x8 int32_t 8 8
+ldrun e4m3_16x32 floate4m3_t 16 32 "-P$E4"
+ldrun e5m2_16x64 floate5m2_t 16 64 "-P$E5"
 
 # flow_acc.comp: as it comes (accumulators in variables), and optimized (phis)
 $G $V flow_acc.comp -o flow_acc_vars.spv >/dev/null

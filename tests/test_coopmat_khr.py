@@ -277,6 +277,38 @@ def test_bf16_large_exponents():
     assert (d == np.float32(2.0 ** 124)).all()
 
 
+@pytest.mark.parametrize("numerics,ref", [("exact", "exact_muladd"), ("float32", "float32_muladd")])
+def test_bf16_bf16(numerics, ref):
+    """bfloat16 accumulators (the result rounded to bfloat16 as it is scattered: rules.khr_coopmat
+    round_16): random inputs; sums within 2^-40 of a bfloat16 midpoint (1 + 2^-8 is halfway
+    between 1 and 1 + 2^-7: through float32 they would land on it and round to even); a tie;
+    infinity from past the largest bfloat16."""
+    rng = np.random.default_rng(6)
+    a = f64_to_bf16_bits(rng.standard_normal((16, 16)))
+    b = f64_to_bf16_bits(rng.standard_normal((16, 16)))
+    c = f64_to_bf16_bits(rng.standard_normal((16, 16)) * 4)
+    av, bv = bf16_bits_to_f64(a), bf16_bits_to_f64(b)
+    for i, sign in enumerate((1, -1, 1, -1)):
+        av[i, :] = 0
+        bv[:, i] = 0
+        av[i, :3] = sign, sign * 2.0 ** -8, 2.0 ** -20
+        bv[:3, i] = 1, 1, (sign if i < 2 else -sign) * 2.0 ** -20     # past the midpoint, short of it
+    av[4, :], bv[:, 4] = 0, 0
+    av[4, :2], bv[:2, 4] = (3, 2.0 ** -7), (1, 1)         # 3 + 2^-7: a tie, to even (3)
+    av[5, :], bv[:, 5] = 0, 0
+    # (3 + 255/256) 2^126: a float32, past the largest bfloat16's midpoint with infinity (and no
+    # other column of row 5 past float32 on the way)
+    av[5, :2], bv[:2, 5] = (2.0 ** 126, 2.0 ** 126), (3, 255 / 256)
+    bv[:2, 6:] = 0
+    a, b = f64_to_bf16_bits(av), f64_to_bf16_bits(bv)
+    c[:8, :] = 0          # (C beside 2^127 would need more than float64 holds: see README, Numerics)
+    d = run_muladd("bf16_bf16", a, b, c, np.uint16, numerics=numerics)
+    want = globals()[ref](bf16_bits_to_f64(a), bf16_bits_to_f64(b), bf16_bits_to_f64(c), ROUND["bf16"])
+    assert want[0, 0] == 1 + 2.0 ** -7 and want[1, 1] == -(1 + 2.0 ** -7) or numerics == "float32"
+    assert want[2, 2] == 1 and want[4, 4] == 3 and want[5, 5] == math.inf
+    assert_bits_equal(bf16_bits_to_f64(d), want)
+
+
 def fp8_codes(rng, fmt, shape, spread=3):
     """Random finite fp8 codes with moderate exponents."""
     vals = FP8[fmt]

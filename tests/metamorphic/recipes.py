@@ -500,7 +500,7 @@ def _elements(r, kind, n):
 
 
 _MULADD = {"f16_f32": "f16 f16 f32 f32", "f16_f16": "f16 f16 f16 f16", "f32_f32": "f32 f32 f32 f32",
-           "bf16_f32": "bf16 bf16 f32 f32", "e4m3_f32": "e4m3 e4m3 f32 f32",
+           "bf16_f32": "bf16 bf16 f32 f32", "bf16_bf16": "bf16 bf16 bf16 bf16", "e4m3_f32": "e4m3 e4m3 f32 f32",
            "e5m2_e4m3_f16": "e5m2 e4m3 f16 f16", "s8_s32": "s8 s8 s32 s32", "u8_u32": "u8 u8 u32 u32",
            "s8u8_s32": "s8 u8 s32 s32", "u8s8_u32": "u8 s8 u32 u32", "s8_s32_sat": "s8 s8 s32 s32",
            "u8_u32_sat": "u8 u8 u32 u32", "s16_s32": "s16 s16 s32 s32"}

@@ -388,19 +388,20 @@ def _b(x) -> str:
     return "true" if x else "false"
 
 
-def scatter(em, wait, inv, t: CoopMat, dense, block, f16=False):
+def scatter(em, wait, inv, t: CoopMat, dense, block, rounding=None):
     """Dense matrices -> the fragments of a result of type t (every replica), in generated loops
     where the element types allow (a fragment row at a time: consecutive stores, the dense
     elements read through the layout's table turned [element, invocation]), else the library's.
-    `f16`: each element rounded to float16 on the way (round_f16; generated loops only)."""
+    `rounding` (F16 or BF16): each element rounded to that format on the way (round_16; generated
+    loops only)."""
     n = t.rows * t.cols
     striped = K.is_striped(t.layout.table, n)
     # striped: fragment row e is dense elements e x inv .. e x inv + inv - 1, moved as one vector
     width = inv if striped else 1
     conv = _convert(dense.llvm, block.llvm, width)
-    if conv is not None and f16:
+    if conv is not None and rounding is not None:
         plain = conv
-        conv = lambda em, x: plain(em, round_f16(em, x, dense.llvm, width))
+        conv = lambda em, x: plain(em, round_16(em, x, dense.llvm, rounding, width))
     if conv is None:
         head = [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense]
         if striped:
@@ -409,7 +410,7 @@ def scatter(em, wait, inv, t: CoopMat, dense, block, f16=False):
             em.lib(f"{CM}:scatter", head + [em.table(t.layout), block])
         return
     L = t.layout.length
-    name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}{'.r16' if f16 else ''}"
+    name = f"@jc.scatter.{'s' if striped else 't'}.{dense.llvm}.{block.llvm}.n{n}.i{inv}.l{L}{f'.r{rounding}' if rounding is not None else ''}"
 
     def build():
         def instance(base, q):
@@ -676,28 +677,29 @@ def _muladd(em, ins, wait, resume):
 
 def _round_and_scatter(em, ins, wait, inv, r: CoopMat, dense, out):
     """A small-format float result, computed dense in float64 (exact numerics) or float32, rounded
-    once to its format and scattered to its fragments: float16 as it is scattered (round_f16),
-    the other formats by the library's round_dense first. float16 accumulators went element by
-    element through a library call each, 80% of a GEMM's time (6.4-8.6x a float32-accumulator
-    GEMM of the same tiles)."""
+    once to its format and scattered to its fragments: float16 and bfloat16 as they are scattered
+    (round_16), the other formats by the library's round_dense first. float16 accumulators went
+    element by element through a library call each, 80% of a GEMM's time (6.4-8.6x a
+    float32-accumulator GEMM of the same tiles; bfloat16 ones 5.9-6.5x)."""
     fmt = fmt_of(r.elem)
-    if fmt == K.F16 and dense.llvm in ("double", "float") and _convert(dense.llvm, out.llvm) is not None:
-        scatter(em, wait, inv, r, dense, out, f16=True)
+    if fmt in (K.F16, K.BF16) and dense.llvm in ("double", "float") and _convert(dense.llvm, out.llvm) is not None:
+        scatter(em, wait, inv, r, dense, out, rounding=fmt)
         return
     em.lib(f"{CM}:round_dense", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), dense,
                                  ("i64", str(fmt))], ins)
     scatter(em, wait, inv, r, dense, out)
 
 
-def round_f16(em, x: str, t: str, n: int = 1) -> str:
-    """IR rounding x (double or float, or a vector of n) to float16, to nearest even, once; the
-    result as type t.
-    float -> half is F16C's conversion. A double is first narrowed to float rounding to odd
+def round_16(em, x: str, t: str, fmt: int, n: int = 1) -> str:
+    """IR rounding x (double or float, or a vector of n) to float16 or bfloat16 (fmt), to nearest
+    even, once; the result as type t. A double is first narrowed to float rounding to odd
     (truncated toward zero, the last bit set where anything was cut off): float keeps 13 more
-    bits than half, so the odd bit stands for whatever lay below and the second rounding gives
-    the double's own nearest-even half (Boldo and Melquiond, "When double rounding is odd").
-    NaN stays NaN; past float's range the odd float is FLT_MAX, which rounds to infinity as the
-    double does."""
+    bits than half and 16 more than bfloat16, so the odd bit stands for whatever lay below and
+    the second rounding gives the double's own nearest-even result (Boldo and Melquiond, "When
+    double rounding is odd"); past float's range the odd float is FLT_MAX, which rounds to
+    infinity as the double does. float -> half is F16C's conversion; float -> bfloat16 adds
+    0x7FFF and the lowest kept bit and cuts, a NaN quieted with its top payload bits (as the
+    library's round_bf16; from a double, its f64_to_bf16: the same bits)."""
     D, F, H, I, B = (_vt(x_, n) for x_ in ("double", "float", "half", "i32", "i1"))
     f = x
     if t == "double":
@@ -714,8 +716,19 @@ def round_f16(em, x: str, t: str, n: int = 1) -> str:
         tb = em.op(f"bitcast {F} {tf} to {I}")
         odd = em.op(f"or {I} {em.op(f'sub {I} {tb}, {step}')}, {_splat_of('i32', 1, n)}")
         f = em.op(f"bitcast {I} {em.op(f'select {B} {keep}, {I} {tb}, {I} {odd}')} to {F}")
-    h = em.op(f"fptrunc {F} {f} to {H}")
-    return em.op(f"fpext {H} {h} to {_vt(t, n)}")
+    if fmt == K.F16:
+        h = em.op(f"fptrunc {F} {f} to {H}")
+        return em.op(f"fpext {H} {h} to {_vt(t, n)}")
+    c = {v: _splat_of("i32", v, n) for v in (0x7FFFFFFF, 0x7F800000, 16, 1, 0x7FFF, 0x400000, 0xFFFF0000)}
+    b = em.op(f"bitcast {F} {f} to {I}")
+    mag = em.op(f"and {I} {b}, {c[0x7FFFFFFF]}")
+    nan = em.op(f"icmp ugt {I} {mag}, {c[0x7F800000]}")
+    low = em.op(f"and {I} {em.op(f'lshr {I} {b}, {c[16]}')}, {c[1]}")
+    up = em.op(f"add {I} {em.op(f'add {I} {b}, {c[0x7FFF]}')}, {low}")
+    quiet = em.op(f"or {I} {b}, {c[0x400000]}")
+    kept = em.op(f"select {B} {nan}, {I} {quiet}, {I} {up}")
+    f = em.op(f"bitcast {I} {em.op(f'and {I} {kept}, {c[0xFFFF0000]}')} to {F}")
+    return f if t == "float" else em.op(f"fpext {F} {f} to {_vt(t, n)}")
 
 
 def _call_muladd(em, ins, wait, inv, spec, a, b, c, r, tabs, work, second=None):

@@ -20,6 +20,7 @@ muladd f16_f32 float16_t float16_t float float
 muladd f16_f16 float16_t float16_t float16_t float16_t
 muladd f32_f32 float float float float
 muladd bf16_f32 bfloat16_t bfloat16_t float float "-P$BF16"
+muladd bf16_bf16 bfloat16_t bfloat16_t bfloat16_t bfloat16_t "-P$BF16"
 muladd e4m3_f32 floate4m3_t floate4m3_t float float "-P$E4"
 muladd e5m2_e4m3_f16 floate5m2_t floate4m3_t float16_t float16_t "-P$E4" "-P$E5"
 muladd s8_s32 int8_t int8_t int32_t int32_t

@@ -716,18 +716,9 @@ check:
   %sp = select i1 %neg, i64 0, i64 %s
   %major = mul i64 %sp, {(lines - 1) * psize}
   %span = add i64 %major, {width * esize}
-  %end = add i64 %p, %span
-  %geq = icmp uge i64 %p, %lo
-  %leq = icmp ule i64 %end, %hi
-  %inobj = and i1 %geq, %leq
-  br i1 %bounded, label %judge, label %ranged
-ranged:
-  %inr = call i1 @jc.in_ranges(ptr %ranges, i64 %nranges, i64 %p, i64 %span)
-  br label %judge
-judge:
-  %ok0 = phi i1 [ %inobj, %check ], [ %inr, %ranged ]
+{object_check("%p", "%span", "check")}
   %notneg = xor i1 %neg, true
-  %ok = and i1 %ok0, %notneg
+  %ok = and i1 %inb, %notneg
   br i1 %ok, label %copy, label %bad
 bad:
   %off = sub i64 %p, %lo
@@ -746,6 +737,22 @@ inst.next:
 done:
   ret i64 -1
 }}"""
+
+
+def object_check(start: str, span: str, here: str) -> str:
+    """IR setting %inb to whether the bytes [start, start + span) lie in the object [%lo, %hi),
+    or, where %bounded is false (the object is not known), in one of the %nranges %ranges;
+    emitted in block `here`, ending in block %judge."""
+    return f"""  %end = add i64 {start}, {span}
+  %geq = icmp uge i64 {start}, %lo
+  %leq = icmp ule i64 %end, %hi
+  %inobj = and i1 %geq, %leq
+  br i1 %bounded, label %judge, label %ranged
+ranged:
+  %inr = call i1 @jc.in_ranges(ptr %ranges, i64 %nranges, i64 {start}, i64 {span})
+  br label %judge
+judge:
+  %inb = phi i1 [ %inobj, %{here} ], [ %inr, %ranged ]"""
 
 
 def _splat(n: int, t: str, v: int) -> str:

@@ -31,6 +31,7 @@ tests/test_coopmat2_tensor.py (test_affine_plan_edges) walks each edge against t
 from __future__ import annotations
 
 from ..kernels import codes as K
+from .matrix_loads import object_check
 
 _BIG = 1 << 40          # plan_lines's "no clip" size
 _I32 = 0x80000000
@@ -151,10 +152,6 @@ def affine_plan(em, D: int, rows: int, cols: int, vt, esize: int, store: bool, c
     emit("%count0 = sub i64 %last, %first")
     emit("%count = add i64 %count0, 1")
     emit(f"%len = mul i64 %count, {esize}")
-    emit("%end = add i64 %start, %len")
-    emit("%geq = icmp sge i64 %start, %lo")
-    emit("%leq = icmp sle i64 %end, %hi")
-    emit("%inobj = and i1 %geq, %leq")
     acc = ok[0]
     for i, c in enumerate(ok[1:]):
         emit(f"%ok{i} = and i1 {acc}, {c}")
@@ -163,12 +160,7 @@ def affine_plan(em, D: int, rows: int, cols: int, vt, esize: int, store: bool, c
     text = [f"define internal i64 {name}(ptr %lay, ptr %view, i64 %base, i64 %p, i64 %lo, i64 %hi, "
             f"ptr %ranges, i64 %nranges, ptr %lines) {{", "entry:"] + body
     text.append(f"""bounds:
-  br i1 %bounded, label %judge, label %ranged
-ranged:
-  %inr = call i1 @jc.in_ranges(ptr %ranges, i64 %nranges, i64 %start, i64 %len)
-  br label %judge
-judge:
-  %inb = phi i1 [ %inobj, %bounds ], [ %inr, %ranged ]
+{object_check("%start", "%len", "bounds")}
   br i1 %inb, label %which, label %ask
 which:
   %crow = icmp eq i64 %c.st, 1

@@ -179,6 +179,17 @@ def test_matrices_in_a_struct_compute_what_the_shader_says(module, profile):
     assert k.meta.lanes_run == 1, k.meta.varying
 
 
+@pytest.mark.parametrize("module", ["struct_mixed.spv", "struct_mixed_O.spv"])
+@pytest.mark.parametrize("profile", ["generic", "nvidia"])
+def test_a_struct_of_matrices_and_scalars_is_split(module, profile):
+    """`struct Tile { uint base; MC c[2][2]; float scale; uvec2 step; }`: each whole member a
+    variable of its own (analysis/sroa.py), the scalars and the vector too, so one invocation's
+    code runs (left whole, the struct held matrices every lane had to keep)."""
+    k, got, ref = _run_tiles(module, profile, 4)
+    np.testing.assert_array_equal(got, ref[:4])
+    assert k.meta.lanes_run == 1, k.meta.varying
+
+
 def carry_reference(A, B, skip_a, skip_acc):
     """carry.comp's loop in numpy: ma keeps the last tile loaded (zero before any), acc adds
     ma x mb unless skipped, acc2 adds the ma of before each step's load."""

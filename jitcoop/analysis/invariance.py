@@ -19,7 +19,7 @@ loaded and stored whole.
 """
 from __future__ import annotations
 
-from ..spirv.types import Array, CoopMat, Struct
+from ..spirv.types import CoopMat, holds_matrix
 from .context import Context
 from .uniform import UNIFORM_BUILTINS
 
@@ -47,20 +47,11 @@ def varying(ctx: Context, variables, observed: str | None, whole_matrix_vars: se
         for ins in b.instrs:
             if ins.opname.startswith(VARYING_PREFIXES):
                 return f"has {ins.opname} at byte {ins.offset}"
-            if ins.result_type is not None and _holds_matrix(ctx.rtype(ins)):
+            if ins.result_type is not None and holds_matrix(ctx.rtype(ins)):
                 return f"makes a composite holding matrices ({ins.opname} at byte {ins.offset})"
     local = set(variables.private_vars) | {x.result for x in ctx.ff.variables}
     for v in local:
         t = variables.var_types[v].pointee
-        if (isinstance(t, CoopMat) and v not in whole_matrix_vars) or _holds_matrix(t):
+        if (isinstance(t, CoopMat) and v not in whole_matrix_vars) or holds_matrix(t):
             return f"has matrix variable %{v}, not only loaded and stored whole"
     return None
-
-
-def _holds_matrix(t) -> bool:
-    """An array or struct with a cooperative matrix inside (a lane's fragments in its leaves)."""
-    if isinstance(t, Array):
-        return isinstance(t.elem, CoopMat) or _holds_matrix(t.elem)
-    if isinstance(t, Struct):
-        return any(isinstance(m.type, CoopMat) or _holds_matrix(m.type) for m in t.members)
-    return False

@@ -3,9 +3,11 @@
 `coopmat<...> acc[2][2]` is one Function variable; once the loops that index it are unrolled
 (jitcoop.analysis.unroll) every access names one matrix by constant indices. Each matrix then
 becomes a variable of its own (so does each matrix of a struct, `struct Tile { ACC c[2][2]; }`,
-whose every access names one), which jitcoop.analysis.ssa turns into SSA values. An array is
-split only when every use is such an access chain reaching a whole matrix, with its indices in
-range (an access out of range keeps the array, and the run-time bounds check that reports it).
+whose every access names one, and each scalar or vector member beside them, `struct Tile { uint
+row0; ACC c[2][2]; }`), which jitcoop.analysis.ssa turns into SSA values. A variable is split
+only when its type holds a matrix and every use is such an access chain reaching a whole matrix,
+scalar or vector, with its indices in range (an access out of range keeps the variable, and the
+run-time bounds check that reports it).
 
 Whole-array copies come first (split_copies): a function taking `inout ACC acc[2][2]` is called
 by glslang as `param = acc; f(param); acc = param`, an OpLoad of the whole array stored whole
@@ -16,7 +18,7 @@ which every lane must hold (analysis/invariance.py) and copy.
 """
 from __future__ import annotations
 
-from ..spirv.types import Array, CoopMat, Struct
+from ..spirv.types import Array, CoopMat, Scalar, Struct, Vector, holds_matrix
 from .flatten import FlatFunction, _synth
 from .ssa import rename
 
@@ -47,10 +49,14 @@ def _int(spec, defs, vid, depth=0):
 
 
 def _indices(spec, defs, t, chain):
-    """The constant indices of an access chain into array or struct type t, reaching a whole
-    matrix."""
+    """(the constant indices of an access chain into array or struct type t reaching a whole
+    matrix, scalar or vector, the chain's indices past a vector: a component) or None. Those
+    leaves are what a split makes variables of: no path is the prefix of another."""
     out = []
-    for x in chain.operands[1:]:
+    ops = chain.operands[1:]
+    for n, x in enumerate(ops):
+        if isinstance(t, Vector) and not isinstance(t, CoopMat):
+            return tuple(out), list(ops[n:])
         i = _int(spec, defs, x)
         if i is None:
             return None
@@ -61,7 +67,17 @@ def _indices(spec, defs, t, chain):
         else:
             return None
         out.append(i)
-    return tuple(out) if isinstance(t, CoopMat) else None
+    return (tuple(out), []) if isinstance(t, (CoopMat, Scalar, Vector)) else None
+
+
+def _leaf_type(spec, ptr, path):
+    """(storage class, the type id at `path`) of pointer type operands ptr (storage class,
+    pointee: an array or struct type id): the key of the pointer type a chain to it has."""
+    sc, tid = ptr[:2]
+    for i in path:
+        ins = spec.m.defs[tid]
+        tid = ins.operands[0] if ins.opname == "OpTypeArray" else ins.operands[i]
+    return sc, tid
 
 
 def _matrix_array(t) -> bool:
@@ -265,28 +281,42 @@ def split_matrix_arrays(ff: FlatFunction, spec, ids) -> int:
     split_copies(ff, spec, ids)
     users = ff.users()
     defs = {i.result: i for b in ff.blocks for i in b.instrs if i.result is not None}
+    pointers = {(i.operands[0], i.operands[1]): i.result for i in spec.m.defs.values()
+                if i.opname == "OpTypePointer"}
     split = 0
     for v in list(ff.variables):
         t = spec.type(v.result_type).pointee
-        if not isinstance(t, (Array, Struct)) or len(v.operands) > 1:
+        if not isinstance(t, (Array, Struct)) or len(v.operands) > 1 or not holds_matrix(t):
             continue
         uses = users.get(v.result, ())
-        paths = [_indices(spec, defs, t, u) if u.opname in _CHAINS and u.operands[0] == v.result else None
+        found = [_indices(spec, defs, t, u) if u.opname in _CHAINS and u.operands[0] == v.result else None
                  for u in uses]
-        if not uses or any(p is None for p in paths):
+        if not uses or any(f is None for f in found):
             continue
-        parts: dict[tuple, object] = {}
-        subst = {}
-        for u, path in zip(uses, paths):
-            if path not in parts:
-                parts[path] = _synth("OpVariable", [FUNCTION], ["StorageClass"], v.offset, ids.fresh(),
-                                     u.result_type)
-            subst[u.result] = parts[path].result
-        gone = {u.result for u in uses}
+        # each leaf's pointer type: a chain's own, or for a vector whose every chain reaches a
+        # component, the module's pointer to that vector (none: the variable stays whole)
+        ptr_of = {path: u.result_type for u, (path, rest) in zip(uses, found) if not rest}
+        for path, rest in found:
+            if path not in ptr_of:
+                ptr_of[path] = pointers.get(_leaf_type(spec, spec.m.defs[v.result_type].operands, path))
+        if None in ptr_of.values():
+            continue
+        parts = {path: _synth("OpVariable", [FUNCTION], ["StorageClass"], v.offset, ids.fresh(), ptr)
+                 for path, ptr in ptr_of.items()}
+        subst, gone = {}, set()
+        for u, (path, rest) in zip(uses, found):
+            if rest:
+                # a component of a vector member: the same chain from the vector's variable
+                u.operands, u.kinds, u.words = [parts[path].result] + rest, ["IdRef"] * (1 + len(rest)), ()
+            else:
+                subst[u.result] = parts[path].result
+                gone.add(u.result)
         for b in ff.blocks:
             b.instrs = [i for i in b.instrs if i.result not in gone]
         at = ff.variables.index(v)
         ff.variables[at:at + 1] = list(parts.values())
+        for part in parts.values():         # (one reached through chains stays a variable)
+            ff.defs[part.result] = part
         rename(ff, subst)
         split += 1
     return split

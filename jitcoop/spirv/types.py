@@ -165,6 +165,16 @@ class Opaque(Type):
 PTR64 = Scalar("ptr", 64)
 
 
+def holds_matrix(t: Type) -> bool:
+    """An array or struct with a cooperative matrix among its leaves (whose fragments each lane
+    holds). Other aggregates are LLVM's to split, in its allocas."""
+    if isinstance(t, Array):
+        return isinstance(t.elem, CoopMat) or holds_matrix(t.elem)
+    if isinstance(t, Struct):
+        return any(isinstance(m.type, CoopMat) or holds_matrix(m.type) for m in t.members)
+    return False
+
+
 def align_of(t: Type) -> int:
     if isinstance(t, Scalar):
         return t.size

@@ -599,7 +599,8 @@ def _passes_loops(r):
 
 
 @recipe(T + "passes/copies.spv", T + "passes/copies_O.spv", T + "passes/private.spv", T + "passes/private_O.spv",
-        T + "passes/private_init.spv", T + "passes/struct.spv", T + "passes/struct_O.spv")
+        T + "passes/private_init.spv", T + "passes/struct.spv", T + "passes/struct_O.spv",
+        T + "passes/struct_mixed.spv", T + "passes/struct_mixed_O.spv")
 def _passes_copies(r):
     return Dispatch(1, {0: r.small(4 * 256, np.float16, -3, 4), 1: r.small(4 * 256, np.float16, -3, 4),
                         2: np.full(8 * 256, -1, np.float32)})

@@ -19,3 +19,5 @@ bin=$(../../../../shared/tools/get-glslang | tail -1)/bin
 "$bin/spirv-opt" -O carry.spv -o carry_O.spv
 "$bin/glslang" -V --target-env vulkan1.3 carry_only.comp -o carry_only.spv
 "$bin/spirv-opt" -O carry_only.spv -o carry_only_O.spv
+"$bin/glslang" -V --target-env vulkan1.3 struct_mixed.comp -o struct_mixed.spv
+"$bin/spirv-opt" -O struct_mixed.spv -o struct_mixed_O.spv

@@ -100,6 +100,11 @@ def _count_leaves(t) -> int:
     return n
 
 
+def _pointer_types(spec) -> dict:
+    """(storage class, pointee type id) -> the module's pointer type id."""
+    return {(i.operands[0], i.operands[1]): i.result for i in spec.m.defs.values() if i.opname == "OpTypePointer"}
+
+
 class _Leaves:
     """The leaves of an array type (their index paths and type ids), the pointer types and index
     constants the per-matrix copies need, found in the module or made once."""
@@ -108,10 +113,9 @@ class _Leaves:
         self.spec, self.ids = spec, ids
         self.int_type = next((i.result for i in spec.m.defs.values() if i.opname == "OpTypeInt"
                               and i.operands[0] == 32), None)
-        # (storage class, pointee) -> pointer type: a copy's chains point where their variable
-        # does (a Private one moved among the locals, analysis/private.py, keeps its class)
-        self.pointers = {(i.operands[0], i.operands[1]): i.result for i in spec.m.defs.values()
-                         if i.opname == "OpTypePointer"}
+        # a copy's chains point where their variable does (a Private one moved among the
+        # locals, analysis/private.py, keeps its class)
+        self.pointers = _pointer_types(spec)
         self.consts: dict[int, int] = {}
 
     def paths(self, ptr_type):
@@ -281,8 +285,7 @@ def split_matrix_arrays(ff: FlatFunction, spec, ids) -> int:
     split_copies(ff, spec, ids)
     users = ff.users()
     defs = {i.result: i for b in ff.blocks for i in b.instrs if i.result is not None}
-    pointers = {(i.operands[0], i.operands[1]): i.result for i in spec.m.defs.values()
-                if i.opname == "OpTypePointer"}
+    pointers = _pointer_types(spec)
     split = 0
     for v in list(ff.variables):
         t = spec.type(v.result_type).pointee

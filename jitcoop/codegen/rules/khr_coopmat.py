@@ -17,6 +17,7 @@ from ...errors import SpirvError
 from ...kernels import codes as K
 from ...spirv.types import CoopMat, Scalar, describe, size_of
 from .. import matrix_loads
+from ..lanevec import _const_vec
 from . import REWRITES, collective, pure, rule
 from .common import int_operand
 
@@ -365,7 +366,8 @@ def _vt(t: str, n: int) -> str:
 
 
 def _splat_of(t: str, v, n: int) -> str:
-    return str(v) if n == 1 else "<" + ", ".join(f"{t} {v}" for _ in range(n)) + ">"
+    """The constant v of type t, or a vector of n of them."""
+    return str(v) if n == 1 else _const_vec(n, t, v)
 
 
 def _convert(src: str, dst: str, n: int = 1):

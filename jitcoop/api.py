@@ -7,6 +7,7 @@ import numbers
 import operator
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,18 +39,25 @@ class DispatchReport:
 
 
 class Device:
-    """A simulated device: a profile (subgroup size, limits) and an address space for buffers."""
+    """A simulated device: a profile (subgroup size, limits) and an address space for buffers.
 
-    def __init__(self, profile: str = "generic", subgroup_size: int | None = None):
+    strict=True makes every kernel of the device strict (the kernel option `strict`: the rules
+    that hardware does not enforce, jitcoop.diagnostics, raise instead of warning)."""
+
+    def __init__(self, profile: str = "generic", subgroup_size: int | None = None, strict: bool = False):
         try:
             self.profile = devices.profile(profile, subgroup_size)
         except ValueError as e:
             raise BindingError(str(e)) from None
+        if not isinstance(strict, bool):
+            raise BindingError(f"strict={strict!r}: give True or False")
         self.subgroup_size = self.profile.subgroup_size
+        self.strict = strict
         self.memory = AddressSpace()
 
     def __repr__(self):
-        return f"Device({self.profile.name!r}, subgroup_size={self.subgroup_size})"
+        return f"Device({self.profile.name!r}, subgroup_size={self.subgroup_size}" + \
+            (", strict=True)" if self.strict else ")")
 
     def load(self, source) -> "Module":
         """A module from a path, SPIR-V bytes, or a str of SPIR-V assembly."""
@@ -115,6 +123,8 @@ class Module:
             raise BindingError(f"the entry point is named by a str, not {type(entry).__name__}")
         if spec is not None and not isinstance(spec, dict):
             raise BindingError(f"spec constants are a dict {{SpecId or name: value}}, not {type(spec).__name__}")
+        if self.device.strict:
+            options.setdefault("strict", True)
         return Kernel(self, entry, spec_ids(self.spirv, spec or {}), options)
 
     def info(self) -> dict:
@@ -145,6 +155,7 @@ class Kernel:
         self.entry = self.meta.entry
         self.cache_hit = self._compiled.cache_hit
         self._consts = np.frombuffer(self.meta.consts or bytes(64), np.uint8)
+        self._diagnosed: set = set()      # diagnostic sites reported (jitcoop.diagnostics)
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
 
@@ -230,6 +241,8 @@ class Kernel:
                                  "cancelled; the buffers were restored")
         for dst, src in writebacks:
             dst[...] = src
+        if meta.diagnostics:
+            self._diagnose(out.errs, grid)
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
                              self.cache_hit, out.seconds, nwg, out.threads)
         if self.options.profile:
@@ -330,18 +343,40 @@ class Kernel:
         return data
 
     def _execution_error(self, e, grid) -> ExecutionError:
+        site, msg, where = self._site_record(e, grid)
+        return ExecutionError(msg, **where)
+
+    def _site_record(self, e, grid):
+        """(the Site, its message, where: instruction, workgroup and lane) of a record in the
+        failure record's layout: site number, workgroup, lane, details {d} {e} {f} {g}, case."""
         site = self.meta.sites[int(e[0]) - 1]
         wg = int(e[1])
         wgid = (wg % grid[0], (wg // grid[0]) % grid[1], wg // (grid[0] * grid[1]))
         lane = int(e[2]) if e[2] >= 0 else None
         msg = site.message
-        if isinstance(msg, dict):            # a site that fails in several ways: err[7] says which
+        if isinstance(msg, dict):            # a site that fails in several ways: e[7] says which
             msg = msg.get(int(e[7]), "failed")
         if "{" in msg:
             msg = msg.format(d=int(e[3]), e=int(e[4]), f=int(e[5]), g=int(e[6]))
         ins = site.ins
-        return ExecutionError(msg, offset=ins.offset, opname=ins.opname, result_id=ins.result,
-                              workgroup=wgid, lane=lane)
+        return site, msg, dict(offset=ins.offset, opname=ins.opname, result_id=ins.result, workgroup=wgid,
+                               lane=lane)
+
+    def _diagnose(self, errs, grid):
+        """A PortabilityWarning for each diagnostic site this dispatch reached, once per kernel
+        and site (the lowest workgroup the threads recorded)."""
+        from .diagnostics import PortabilityWarning, rule_of
+        for number, base in self.meta.diagnostics:
+            if number in self._diagnosed:
+                continue
+            recs = [e[base:base + 8] for e in errs if e[base] != 0]
+            if not recs:
+                continue
+            self._diagnosed.add(number)
+            site, msg, where = self._site_record(min(recs, key=lambda r: r[1]), grid)
+            rule = rule_of(site, int(min(recs, key=lambda r: r[1])[7]))
+            warnings.warn(PortabilityWarning(f"{msg} (not portable: {rule.spec}; strict=True makes it an error)",
+                                             rule.name, **where), stacklevel=3)
 
 
 # Alignment of the arrays bound in place: others are copied (the address of a Vulkan buffer's

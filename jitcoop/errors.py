@@ -28,6 +28,11 @@ class SpirvError(JitcoopError):
                                   offset is not None and f"at byte {offset}"))
 
 
+class JitcoopWarning(UserWarning):
+    """Base class of every warning jitcoop gives (`warnings.simplefilter("error", JitcoopWarning)`
+    turns them into exceptions)."""
+
+
 class BindingError(JitcoopError):
     """A dispatch whose bindings, push constants or specialization constants do not fit the shader."""
 

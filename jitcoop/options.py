@@ -36,6 +36,15 @@ class KernelOptions:
     is whole groups of 16, else 32-bit values per vector register; where the vectorizer's cost
     model expects a gain), a group size (4, 8, 16 or 32: wherever it can), or False (one
     invocation after another, to compare)."""
+    strict: bool = False
+    """Raise an ExecutionError where a shader breaks a rule its extension states that the
+    hardware does not enforce (jitcoop.diagnostics: a tensor Pointer that is not 16-byte
+    aligned, a coordinate outside the tensor with clamp mode Undefined). False (default) runs
+    such code as the H100 does and gives a PortabilityWarning once per kernel and instruction."""
+    robust_buffer_access: bool = False
+    """Vulkan's robust buffer access (robustBufferAccess2's rules): a load, store or atomic
+    through a binding outside the binding's range reads zeros and writes nothing, instead of
+    an ExecutionError. Accesses through device addresses stay checked."""
     element_loops: bool = True
     """Run an element-wise instruction on a fragment of more than 32 components per invocation
     as a loop over the components (jitcoop.codegen.element_loops); False writes it out
@@ -63,7 +72,8 @@ class KernelOptions:
         t = o.compile_timeout
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise BindingError(f"compile_timeout={t!r}: give seconds (0: no limit)")
-        for name in ("profile", "unchecked", "invariant_lanes", "element_loops"):
+        for name in ("profile", "unchecked", "invariant_lanes", "element_loops", "strict",
+                     "robust_buffer_access"):
             if not isinstance(getattr(o, name), bool):
                 raise BindingError(f"{name}={getattr(o, name)!r}: give True or False")
         if not isinstance(o.lane_groups, bool) and o.lane_groups not in (4, 8, 16, 32):

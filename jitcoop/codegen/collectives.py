@@ -132,7 +132,8 @@ class Collectives:
 
     def info_array(self) -> Arr:
         """A small int64 array collective kernels write failure details into."""
-        return Arr(self.work_array("info", "i64", 8), "i64", (8,))
+        from ..kernels.codes import INFO_WORDS
+        return Arr(self.work_array("info", "i64", INFO_WORDS), "i64", (INFO_WORDS,))
 
     def state_arr(self) -> Arr:
         return Arr(self.state, "i32", (self.W,))

@@ -136,7 +136,7 @@ def lower(em, ins, rule, n: int):
     if p is not None:
         # the whole access checked once, so that a failure names the instruction's extent and
         # nothing is stored before it
-        em.check_range(ins, p, p.addr, n * p.pointee.elem.size)
+        p = replace(p, addr=em.check_range(ins, p, p.addr, n * p.pointee.elem.size, write=op == "OpStore"))
     with em.rolled_loop("elem", n) as e:
         loop = ElementLoop(e, result)
         saved = {x: em.names.get(x) for x in mats}

@@ -385,9 +385,29 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         return self.cast_int(v, t.width, 64, t.signed)
 
     # -- failure sites -----------------------------------------------------------------------------------
-    def _site(self, ins, message, kind="lane") -> int:
-        self.sites.append(Site(getattr(ins, "origin", ins), message, kind))
+    def _site(self, ins, message, kind="lane", rule=None) -> int:
+        self.sites.append(Site(getattr(ins, "origin", ins), message, kind, rule))
         return len(self.sites)
+
+    def warn_if(self, cond: str, ins, message, rule, lane: str, details=(), case: str = "0"):
+        """Where the shader breaks a rule the hardware runs anyway (jitcoop.diagnostics): when
+        `cond` (i1) holds the first time in a thread's share of the dispatch, the site, workgroup,
+        lane, up to four details and the case go into that thread's record (the failure
+        record's layout, in words of its own: KernelMeta.diagnostics), and the code goes on."""
+        site = self._site(ins, message, "diagnostic", rule)
+        base = self.prof.words(8)
+        self.meta.diagnostics.append((site, base))
+        fn = self.fn
+        first, done = fn.label("warn"), fn.label("warn.done")
+        rec = self.op(f"getelementptr i64, ptr %err, i64 {base}")
+        fresh = self.op(f"icmp eq i64 {self.op(f'load i64, ptr {rec}')}, 0")
+        fn.cbr(self.op(f"and i1 {cond}, {fresh}"), first, done)
+        fn.block(first)
+        d = list(details) + ["0"] * (4 - len(details))
+        for k, v in enumerate([str(site), self.wg_reg, lane] + d[:4] + [case]):
+            self.emit(f"store i64 {v}, ptr {self.op(f'getelementptr i64, ptr %err, i64 {base + k}')}")
+        fn.br(done)
+        fn.block(done)
 
     def fail_if(self, cond: str, ins, message, lane: str | None = None, details=(), case: str = "0",
                 kind: str = "lane"):

@@ -48,7 +48,7 @@ class Memory:
             b = self.bindings[v]
             return Ptr("mem", t, sc, addr=f"%bp{b.index}", root=(f"%bp{b.index}", f"%bn{b.index}"),
                        static_off=0, root_min=b.min_size,
-                       root_name=f"binding (set {b.set}, binding {b.binding}) '{b.name}'")
+                       root_name=f"binding (set {b.set}, binding {b.binding}) '{b.name}'", descriptor=True)
         if v == self.push_var:
             return Ptr("mem", t, sc, addr="%pushp", root=("%pushp", "%pushn"), static_off=0,
                        root_min=self.meta.push_size, root_name="the push constants")
@@ -72,17 +72,23 @@ class Memory:
             self.lane_defs.append(f"{name} = add i64 %lanefr, {self.frame_off[v]}")
         return name
 
-    def check_range(self, ins, p: Ptr, addr: str, nbytes: int):
-        """The bounds check of an access of nbytes at addr."""
+    def check_range(self, ins, p: Ptr, addr: str, nbytes: int, write: bool = False) -> str:
+        """The bounds check of an access of nbytes at addr (a read, or a write: a store or an
+        atomic). Returns the address the access uses: addr, or under robust buffer access
+        (KernelOptions.robust_buffer_access) for an access through a binding that is out of
+        bounds, an address in a page of zeros (a read gives zeros) or a sink (a write is lost),
+        as Vulkan's robustBufferAccess2 defines it."""
         if self.options.unchecked:
-            return
+            return addr
         if p.static_off is not None and p.root_min is not None and 0 <= p.static_off <= p.root_min - nbytes:
-            return          # constant offset inside what the dispatch guarantees: always in bounds
+            return addr     # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
             # one unsigned compare: an address below the object gives a huge offset
             off = self.op(f"sub i64 {addr}, {base}")
             bad = self.op(f"icmp uge i64 {off}, {self._start_count(base, size, nbytes)}")
+            if p.descriptor and self.options.robust_buffer_access:
+                return self.op(f"select i1 {bad}, i64 {self._robust_page(nbytes, write)}, i64 {addr}")
             self.fail_if(bad, ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
                                    f"{p.root_name or 'its object'}, which has {{e}} bytes",
                          details=(off, str(size)))
@@ -91,6 +97,22 @@ class Memory:
             bad = self.op(f"xor i1 {ok}, true")
             self.fail_if(bad, ins, "access through a pointer that is outside every buffer (address {d:#x})",
                          details=(addr,))
+        return addr
+
+    def _robust_page(self, nbytes: int, write: bool) -> str:
+        """The address an out-of-bounds access goes to under robust buffer access: a constant
+        page of zeros for reads, a sink for writes (module globals as large as the largest
+        access), taken once at the kernel's entry."""
+        name = "@jc.robust.sink" if write else "@jc.robust.zero"
+        self._robust_bytes = max(getattr(self, "_robust_bytes", 16), nbytes)
+        for g, kind in (("@jc.robust.zero", "constant"), ("@jc.robust.sink", "global")):
+            if g in self.decls or g == name:
+                self.decls[g] = f"{g} = internal {kind} [{self._robust_bytes} x i8] zeroinitializer, align 16"
+        reg = f"%robust.{'sink' if write else 'zero'}"
+        if reg not in self._frame_names:
+            self._frame_names.add(reg)
+            self.entry_defs.append(f"{reg} = ptrtoint ptr {name} to i64")
+        return reg
 
     def _start_count(self, base: str, size, nbytes: int) -> str:
         """How many byte offsets an access of nbytes may start at in the object at base (size -

@@ -23,6 +23,7 @@ class Ptr:
     root_min: int | None = None     # bytes the root is known to have (checked at dispatch)
     elem_stride: int | None = None  # a column of a row-major matrix: stride between its elements
     root_name: str = ""       # words for the root object in error messages
+    descriptor: bool = False  # rooted in a binding (where robust buffer access applies)
 
 
 @dataclass
@@ -30,7 +31,9 @@ class Site:
     """A place in the generated code that can fail, for the error message."""
     ins: Instruction
     message: object           # a str, or {case: str} for a site that fails in several ways
-    kind: str = "lane"        # "lane": names workgroup and lane; "group": workgroup only
+    kind: str = "lane"        # "lane": names workgroup and lane; "group": workgroup only;
+                              # "diagnostic": a rule run as the hardware runs it (jitcoop.diagnostics)
+    rule: object = None       # a diagnostic's rule name, or {case: rule name}
 
 
 @dataclass
@@ -39,6 +42,13 @@ class ProfileLayout:
     `err` array after the failure record, each described for the report (jitcoop.profile)."""
     groups: list = field(default_factory=list)
     size: int = 0
+
+    def words(self, n: int) -> int:
+        """n words of the per-thread array for a record of the generated code's own (a
+        diagnostic's), not part of the report."""
+        base = 8 + self.size
+        self.size += n
+        return base
 
     def slots(self, kind: str, names, **info) -> int:
         base = 8 + self.size
@@ -59,6 +69,7 @@ class KernelMeta:
     private_frame: int = 0
     work_size: int = 0            # bytes of per-thread scratch (lane states, slot rows, operands)
     sites: list = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)   # (site number, first word of its record per thread)
     has_collectives: bool = False
     lanes_run: int = 0            # invocations whose code runs per workgroup (1: lane-invariant)
     varying: str | None = None    # why the invocations may differ (analysis/invariance.py), or None

@@ -134,6 +134,19 @@ LINES_NONE, LINES_ROWS, LINES_COLUMNS = 0, 1, 2
 # info[0] = the dimension and info[1] = the coordinate or value at fault.
 (OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE, OUT_OF_BOUNDS, MISALIGNED,
  VECTOR_BLOCK, DECODE_MISMATCH) = range(12)
+# Rules the extension states and hardware does not enforce run as the hardware runs them unless
+# the kernel is strict (jitcoop.diagnostics). The clamp-mode operand of a tensor kernel then says
+# so: UNCLAMPED stands for Undefined (a coordinate outside the tensor is addressed as it is: the
+# status PAST, then OK once noted), and the flag RUN_MISALIGNED lets a Pointer that is not 16-byte
+# aligned be used as it is. What ran is noted in info[NOTE..] (the rule's status, dimension,
+# coordinate or byte offset, the instance's first lane, the element) for the generated code to
+# report; the generated code clears info[NOTE] before each call.
+UNCLAMPED = 5
+CLAMP_MASK = 7
+RUN_MISALIGNED = 8
+PAST = 12
+NOTE, NOTE_F, NOTE_G, NOTE_LANE, NOTE_ELEMENT, NOTE_BASE = 8, 9, 10, 11, 12, 13     # NOTE_BASE: the instance at work
+INFO_WORDS = 16
 
 BLOCK, DIM, STRIDE, OFFSET, SPAN = range(5)
 

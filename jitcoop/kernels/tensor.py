@@ -19,7 +19,8 @@ from .formats import bf16_to_f32, bits_f32, bits_f64, e4m3_to_f32, e5m2_to_f32, 
 from .codes import (F32, F64, F16, BF16, E4M3, E5M2, UNDEFINED, CONSTANT,
     CLAMP_TO_EDGE, REPEAT, OK, SKIP, CLAMPED, UNDEF, ZERO_SPAN, ZERO_DIM, ZERO_BLOCK, BLOCK_STORE,
     OUT_OF_BOUNDS, MISALIGNED, BLOCK, DIM, STRIDE, OFFSET, SPAN, P_SKIP, P_ST, P_PART, P_BC, P_CIB,
-    UNPLANNED, LINES_NONE, LINES_ROWS, LINES_COLUMNS)
+    UNPLANNED, LINES_NONE, LINES_ROWS, LINES_COLUMNS, UNCLAMPED, CLAMP_MASK, RUN_MISALIGNED, PAST, NOTE,
+    NOTE_F, NOTE_G, NOTE_LANE, NOTE_ELEMENT, NOTE_BASE)
 
 _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -79,10 +80,25 @@ def address(r, c, cols, lay, D, view, V, perm, has_dims, mode, store, bc, cib, i
     index = np.int64(0)
     for d in range(D):
         st, bc[d], cib[d], part = _dim(sc[d], d, lay, D, mode, store, info)
-        if st != OK:
+        if st == PAST:
+            note(info, UNDEF, info[0], info[1], r * cols + c)
+        elif st != OK:
             return st, np.int64(0)
         index += part
     return OK, index & 0xFFFFFFFF
+
+
+@njit(**_opts)
+def note(info, rule, f, g, k):
+    """Note the first rule a call ran as the hardware does (jitcoop.diagnostics): its status,
+    the dimension, the coordinate or byte offset, the element, and the first lane of the
+    instance at work (info[NOTE_BASE], set by the caller as each instance starts)."""
+    if info[NOTE] == 0:
+        info[NOTE] = rule
+        info[NOTE_F] = f
+        info[NOTE_G] = g
+        info[NOTE_LANE] = info[NOTE_BASE]
+        info[NOTE_ELEMENT] = k
 
 
 @njit(**_opts)
@@ -106,17 +122,24 @@ def _dim_of(s, offset, n, b, stride, mode, store):
     z = np.int64(0)
     # int32_t c = spanCoord + offset, in 32-bit arithmetic (it wraps like the seed's)
     x = ((s + offset + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    past = False
+    bad = z
     if x < 0 or x >= n:
         m = mode
-        if store and m != UNDEFINED:
+        if store and m != UNDEFINED and m != UNCLAMPED:
             m = CONSTANT
         if m == UNDEFINED:
             return UNDEF, z, z, z, x
-        if m == CONSTANT:
+        if m == UNCLAMPED:
+            # the coordinate as it is (as 32-bit unsigned arithmetic takes it), noted
+            past = True
+            bad = x
+            x = x & 0xFFFFFFFF
+        elif m == CONSTANT:
             return CLAMPED, z, z, z, z
-        if n == 0:
+        elif n == 0:
             return ZERO_DIM, z, z, z, x
-        if m == CLAMP_TO_EDGE:
+        elif m == CLAMP_TO_EDGE:
             x = min(max(x, z), n - 1)
         elif m == REPEAT:
             x = x % n                     # OpSMod: the sign of the (positive) divisor
@@ -133,6 +156,11 @@ def _dim_of(s, offset, n, b, stride, mode, store):
         return ZERO_BLOCK, z, z, z, z
     if store and b != 1:
         return BLOCK_STORE, z, z, z, b
+    if past:
+        if b == 1:
+            return PAST, x, z, x * stride, bad
+        q, rem = _udivmod(x, b)
+        return PAST, q, rem, q * stride, bad
     if b == 1:
         return OK, x, z, x * stride, z
     q, rem = _udivmod(x, b)
@@ -328,11 +356,16 @@ def _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, s
            lo, hi, ranges, info, run, rt, ct):
     """The start of one instance of a tensor load or store: the alignment check (_MISALIGNED,
     with info[1] and info[2] set), the plan, and the whole-row move when the plan allows it
-    (_MOVED: the instance is done). Otherwise the plan's row dimension, for the element path."""
+    (_MOVED: the instance is done). Otherwise the plan's row dimension, for the element path.
+    `mode` is the clamp mode with the RUN_MISALIGNED flag: a misaligned Pointer is then noted
+    and used as it is."""
     if not _aligned(p, lo, hi):
-        info[2] = MISALIGNED
-        info[1] = p - lo
-        return _MISALIGNED
+        if mode & RUN_MISALIGNED == 0:
+            info[2] = MISALIGNED
+            info[1] = p - lo
+            return _MISALIGNED
+        note(info, MISALIGNED, 0, p - lo, 0)
+    mode &= CLAMP_MASK
     rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, store, rt, ct)
     if run > 0 and _move_rows(frag, base, inv, rows, cols, p, esize, fmt, run, lo, hi, ranges,
                               rdim, rt, ct, store):
@@ -354,6 +387,7 @@ def plan_lines(p, lay, view, base, rows, cols, D, V, perm, has_dims, mode, store
     clamped) is affine in row and column and is planned from its first and last elements."""
     if not _aligned(p, lo, hi):
         return LINES_NONE
+    mode &= CLAMP_MASK
     lv = lay[:, base]
     vv = view[:, base]
     rdim, ro, rs, co, cs = _frame(rows, cols, lv, D, vv, V, perm, has_dims)
@@ -413,6 +447,7 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
         p = addr[base]
         lv = lay[:, base]
         vv = view[:, base]
+        info[NOTE_BASE] = base
         rdim = _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, False, fmt,
                       esize, lo, hi, ranges, info, run, rt, ct)
         if rdim == _MISALIGNED:
@@ -427,7 +462,8 @@ def load(state, wait, inv, frag, obj, tab, rows, cols, addr, lay, D, view, V, pe
                 k = r * cols + c
                 st, idx = element(r, c, rdim, rt, ct, bc, cib)
                 if st == UNPLANNED:
-                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode, False, bc, cib, info)
+                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode & CLAMP_MASK, False, bc,
+                                      cib, info)
                 stat[k] = st
                 if st == OK:
                     a = p + idx * esize
@@ -597,6 +633,7 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
         p = addr[base]
         lv = lay[:, base]
         vv = view[:, base]
+        info[NOTE_BASE] = base
         rdim = _begin(frag, base, inv, rows, cols, p, lv, D, vv, V, perm, has_dims, mode, True, fmt,
                       esize, lo, hi, ranges, info, run, rt, ct)
         if rdim == _MISALIGNED:
@@ -614,7 +651,8 @@ def store(state, wait, inv, frag, tab, rows, cols, addr, lay, D, view, V, perm, 
                 k = r * cols + c
                 st, idx = element(r, c, rdim, rt, ct, bc, cib)
                 if st == UNPLANNED:
-                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode, True, bc, cib, info)
+                    st, idx = address(r, c, cols, lv, D, vv, V, perm, has_dims, mode & CLAMP_MASK, True, bc,
+                                      cib, info)
                 if st == OK:
                     a = p + idx * esize
                     if not _span_ok(a, esize, lo, hi, ranges):
@@ -685,6 +723,7 @@ def decode_plan(p, lo, hi, ranges, rows, cols, lay, base, D, view, V, perm, has_
     dimension the row selects); otherwise out gets every element (info[6] = 0)."""
     lv = lay[:, base]
     vv = view[:, base]
+    info[NOTE_BASE] = base
     if hi > lo:
         plo = lo
         pn = hi - lo
@@ -692,11 +731,14 @@ def decode_plan(p, lo, hi, ranges, rows, cols, lay, base, D, view, V, perm, has_
         plo, pn = range_of(ranges, p)
     info[4] = plo
     info[5] = pn
-    if (p - lo) % 16 != 0 if hi > lo else p % 16 != 0:
-        info[2] = MISALIGNED
-        info[1] = p - lo
-        info[3] = 0
-        return MISALIGNED
+    if not _aligned(p, lo, hi):
+        if mode & RUN_MISALIGNED == 0:
+            info[2] = MISALIGNED
+            info[1] = p - lo
+            info[3] = 0
+            return MISALIGNED
+        note(info, MISALIGNED, 0, p - lo, 0)
+    mode &= CLAMP_MASK
     rdim = plan(rows, cols, lv, D, vv, V, perm, has_dims, mode, False, rt, ct)
     info[7] = rdim
     if D == 2 and plan_clean(rdim, rows, cols, rt, ct):

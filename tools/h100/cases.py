@@ -476,6 +476,43 @@ def khr():
         push=np.array([M, N, K], np.uint32), cmp={2: "ulp1"})
 
 
+# ------------------------------------------------------------------------------------------------
+# Portability: what the H100 does where the extensions say "must" or "undefined"
+# (tests/shaders/portability/, tests/test_portability.py)
+# ------------------------------------------------------------------------------------------------
+
+SENTINEL = 0x7FC0DEAD           # a NaN pattern no shader writes: "left as it was"
+
+
+def tensor_rules_inputs(R, C, extra=512):
+    """x: R x C float32 tensor and `extra` elements after it, every element distinct (i + 1)."""
+    x = (np.arange(R * C + extra) + 1).astype(np.float32)
+    z = np.full(16 * 16 + 16, SENTINEL, np.uint32).view(np.float32)
+    v = np.full(R * C + extra, SENTINEL, np.uint32).view(np.float32)
+    return x, z, v
+
+
+# (R, C, poff, soff, roff, coff): the Pointer's element offsets of the 16x16 load (binding 0) and
+# store (binding 2); the Undefined-clamped slice's origin
+TENSOR_RULES = [(32, 32, 0, 0, 0, 0), (32, 32, 1, 1, 24, 24), (32, 32, 2, 3, 28, 0), (32, 32, 5, 6, 0, 20),
+                (32, 32, 0, 0, 40, 0), (20, 24, 3, 1, 10, 12)]
+
+
+def portability():
+    sh = "tests/shaders/portability/"
+    g = group("portability_tensor", sh + "tensor_rules.spv")
+    for R, C, poff, soff, roff, coff in TENSOR_RULES:
+        x, z, v = tensor_rules_inputs(R, C)
+        g.add((1, 1, 1), {0: x, 1: np.zeros(256, np.float32), 2: z, 3: np.zeros(256, np.float32), 4: v},
+              push=np.array([R, C, poff, soff, roff, coff], np.uint32),
+              note=f"R,C={R},{C} poff={poff} soff={soff} slice=({roff},{coff})")
+    g = group("portability_robust", sh + "robust_access.spv")
+    for first in (0, 32, 60):
+        g.add((2, 1, 1), {0: (np.arange(64) + 1).astype(np.uint32), 1: np.full(64, SENTINEL, np.uint32),
+                          2: np.zeros(64, np.uint32), 3: np.zeros(128, np.uint32)},
+              push=np.array([first], np.uint32), note=f"first={first} (64-element bindings)")
+
+
 def build_all():
     GROUPS.clear()
     PROBES.clear()
@@ -483,6 +520,7 @@ def build_all():
     tensor()
     decode()
     khr()
+    portability()
     GROUPS.extend(PROBES)
     names = [g.name for g in GROUPS]
     assert len(names) == len(set(names)), "group names must be unique"
@@ -493,7 +531,8 @@ def build_all():
 # write: manifests and inputs for tools/vkrun
 # ------------------------------------------------------------------------------------------------
 
-def write(out=ROOT / "build" / "h100"):
+def write(out=ROOT / "build" / "h100", only=""):
+    """The cases of every group (of the groups whose names start with `only`)."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -501,6 +540,8 @@ def write(out=ROOT / "build" / "h100"):
     cases.mkdir(parents=True)
     index = []
     for g in build_all():
+        if not g.name.startswith(only):
+            continue
         gd = cases / g.name
         gd.mkdir()
         shutil.copy(ROOT / g.spv, gd / "shader.spv")
@@ -600,7 +641,7 @@ def collect(results, out=ORACLE):
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "write"
     if cmd == "write":
-        write(*sys.argv[2:3])
+        write(*sys.argv[2:4])
     elif cmd == "collect":
         collect(*sys.argv[2:4])
     else:

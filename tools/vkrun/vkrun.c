@@ -52,6 +52,7 @@
 #define ST_REPLICATED_EXT_FEATURES ST(1000564000)       /* VK_EXT_shader_replicated_composites */
 #define ST_DECODE_VECTOR_NV_FEATURES ST(1000689000)     /* VK_NV_cooperative_matrix_decode_vector */
 #define ST_LONG_VECTOR_EXT_FEATURES ST(1000635000)      /* VK_EXT_shader_long_vector */
+#define ST_ROBUSTNESS2_EXT_FEATURES ST(1000286000)      /* VK_EXT_robustness2 */
 #define ST_REQUIRED_SUBGROUP_SIZE ST(1000225001)        /* core 1.3 */
 
 /* An extension's feature structure: sType, pNext and VkBool32 members. Queried from the driver
@@ -87,6 +88,9 @@ static OptionalExt g_exts[] = {
     {"VK_EXT_shader_long_vector", ST_LONG_VECTOR_EXT_FEATURES, "longVector", 0, {0}},
     {"VK_KHR_shader_integer_dot_product", (VkStructureType)0, "", 0, {0}}, /* core in 1.3 */
     {"VK_NV_cooperative_matrix", (VkStructureType)0, "", 0, {0}},
+    /* enabled only with VKRUN_ROBUST=2 (its features are cleared otherwise) */
+    {"VK_EXT_robustness2", ST_ROBUSTNESS2_EXT_FEATURES, "robustBufferAccess2 robustImageAccess2 nullDescriptor",
+     0, {0}},
 };
 #define N_EXTS (sizeof g_exts / sizeof g_exts[0])
 
@@ -346,9 +350,18 @@ static void setup(void) {
     }
     vkGetPhysicalDeviceFeatures2(g_pd, &f2);
     /* robust buffer access changes how out-of-bounds accesses behave and can slow or refuse
-     * cooperative matrix code: keep it off, as a production application would */
-    f2.features.robustBufferAccess = VK_FALSE;
+     * cooperative matrix code: keep it off, as a production application would, unless
+     * VKRUN_ROBUST asks for it (1: robustBufferAccess, 2: robustBufferAccess2 as well) */
+    const char *robust = getenv("VKRUN_ROBUST");
+    int robust_level = robust ? atoi(robust) : 0;
+    if (robust_level < 1) f2.features.robustBufferAccess = VK_FALSE;
     f13.robustImageAccess = VK_FALSE;
+    for (size_t i = 0; i < N_EXTS; i++)
+        if (g_exts[i].present && g_exts[i].st == ST_ROBUSTNESS2_EXT_FEATURES) {
+            memset(g_exts[i].f.b, 0, sizeof g_exts[i].f.b);
+            if (robust_level >= 2) g_exts[i].f.b[0] = VK_TRUE;
+        }
+    printf("robustBufferAccess %u\n", f2.features.robustBufferAccess);
     printf("features: shaderFloat16 %u shaderInt8 %u shaderInt16 %u shaderInt64 %u sb8 %u sb16 %u "
            "bda %u vmm %u vmmDevice %u sgsc %u fullSg %u maint4 %u intDot %u\n",
            f12.shaderFloat16, f12.shaderInt8, f2.features.shaderInt16, f2.features.shaderInt64,

@@ -212,7 +212,8 @@ def _select(em, ins):
         addr = em.op(f"select i1 {c}, i64 {pa.addr}, i64 {pb.addr}")
         root = pa.root if pa.root == pb.root else None
         em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=root,
-                                      root_name=pa.root_name if root else ""))
+                                      root_name=pa.root_name if root else "",
+                                      descriptor=root is not None and pa.descriptor))
         return
     c = em.vals(ins.operands[0])
     a = em.vals(ins.operands[1])

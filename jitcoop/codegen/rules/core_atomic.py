@@ -16,11 +16,11 @@ def _target(em, ins):
     s = p.pointee
     if getattr(s, "kind", None) not in ("int", "float"):
         raise SpirvError("atomic on a non-scalar", **ins.where())
-    em.check_range(ins, p, p.addr, s.size)
+    addr = em.check_range(ins, p, p.addr, s.size, write=True)
     em.meta.has_atomics = True
     if p.root is None:
         em.meta.writes_physical = True
-    return em.op(f"inttoptr i64 {p.addr} to ptr"), s
+    return em.op(f"inttoptr i64 {addr} to ptr"), s
 
 
 _RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",

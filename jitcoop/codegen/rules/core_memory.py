@@ -105,7 +105,7 @@ def _access_chain(em, ins):
     static = base.static_off + const_off if base.static_off is not None and not terms else None
     em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=base.root, member=member,
                                   static_off=static, root_min=base.root_min, elem_stride=elem_stride,
-                                  root_name=base.root_name))
+                                  root_name=base.root_name, descriptor=base.descriptor))
 
 
 def _check_component(ins, t, c: int):
@@ -148,9 +148,9 @@ def _load(em, ins):
         raise SpirvError(f"loading a {rt.opname} is not supported yet", **ins.where())
     es = p.elem_stride
     lv = _leaves(rt, p.member, es)
-    em.check_range(ins, p, p.addr, _span(rt, p.member, es))
+    addr = em.check_range(ins, p, p.addr, _span(rt, p.member, es))
     raw = ins.result in em.bit_moves
-    vals = [em.load_leaf(s, em.addr_plus(p.addr, off), raw) for s, off in lv]
+    vals = [em.load_leaf(s, em.addr_plus(addr, off), raw) for s, off in lv]
     if isinstance(rt, Pointer):
         em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=vals[0], root=None))
         return
@@ -174,10 +174,10 @@ def _store(em, ins):
     t = p.pointee
     es = p.elem_stride
     lv = _leaves(t, p.member, es)
-    em.check_range(ins, p, p.addr, _span(t, p.member, es))
+    addr = em.check_range(ins, p, p.addr, _span(t, p.member, es), write=True)
     raw = ins.operands[1] in em.bit_moves
     for (s, off), v in zip(lv, src):
-        em.store_leaf(s, em.addr_plus(p.addr, off), v, raw)
+        em.store_leaf(s, em.addr_plus(addr, off), v, raw)
     if p.storage == "PhysicalStorageBuffer" or p.root is None:
         em.meta.writes_physical = True
 
@@ -206,8 +206,8 @@ def _read(em, ins, p):
     if p.kind == "var":
         return em.var_leaves(p.var, p.leaf, n_leaves(p.pointee))
     lv = _leaves(p.pointee, p.member, p.elem_stride)
-    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
-    return [em.load_leaf(s, em.addr_plus(p.addr, off)) for s, off in lv]
+    addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
+    return [em.load_leaf(s, em.addr_plus(addr, off)) for s, off in lv]
 
 
 def _write(em, ins, p, vals):
@@ -215,9 +215,9 @@ def _write(em, ins, p, vals):
         em.var_store(p.var, p.leaf, vals)
         return
     lv = _leaves(p.pointee, p.member, p.elem_stride)
-    em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
+    addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride), write=True)
     for (s, off), v in zip(lv, vals):
-        em.store_leaf(s, em.addr_plus(p.addr, off), v)
+        em.store_leaf(s, em.addr_plus(addr, off), v)
 
 
 @rule("OpArrayLength")

@@ -260,14 +260,48 @@ class TensorAccess:
         return addr, lay, view
 
     def static_args(self, em, view) -> list:
-        """D, view, V, permutation, hasDimensions, clamp mode."""
+        """D, view, V, permutation, hasDimensions, clamp mode (with what runs as the hardware
+        runs it unless the kernel is strict: jitcoop.diagnostics, kernels/codes.py)."""
+        from ...kernels import codes as K
         vt = self.vt
+        mode = self.layout.clamp
+        if not em.options.strict:
+            mode = (K.UNCLAMPED if mode == K.UNDEFINED else mode) | K.RUN_MISALIGNED
         return [("i64", str(self.layout.dims)), view, ("i64", str(vt.dims if vt is not None else 0)),
                 em.const_array(vt.perm if vt is not None else (), "i64"),
-                ("b", "true" if vt is not None and vt.has_dims else "false"), ("i64", str(self.layout.clamp))]
+                ("b", "true" if vt is not None and vt.has_dims else "false"), ("i64", str(mode))]
 
     def where(self):
         return self.p.root_name or "its object" if self.p.root is not None else "any buffer"
+
+
+def _clear_notes(em):
+    """Before a tensor kernel call: no rule noted yet (kernels/codes.py NOTE)."""
+    from ...kernels import codes as K
+    if not em.options.strict:
+        em.store_at(em.info_array().ptr, "i64", K.NOTE, "0")
+
+
+def _notes(em, ins, acc: TensorAccess, what: str):
+    """After a tensor kernel call: the rule it ran as the hardware does, if any, reported as a
+    diagnostic (jitcoop.diagnostics) naming the instance's first lane and the element."""
+    from ...kernels import codes as K
+    from ... import diagnostics as D
+    if em.options.strict:
+        return
+    at = "element (row {d}, column {e})"
+    rule = em.info_at(K.NOTE)
+    k = em.info_at(K.NOTE_ELEMENT)
+    cols = acc.t.cols
+    em.warn_if(em.op(f"icmp ne i64 {rule}, 0"), ins, {
+        TN.MISALIGNED: f"the Pointer of a tensor {what} must be 16-byte aligned; it is at byte offset {{g}} of "
+                       f"{acc.where()}, used as it is",
+        TN.UNDEF: f"{at} maps to coordinate {{g}} of dimension {{f}}, outside the tensor, and the layout's "
+                  f"clamp mode is Undefined: addressed at that coordinate, as the hardware does",
+    }, {TN.MISALIGNED: D.TENSOR_POINTER_ALIGNMENT.name, TN.UNDEF: D.TENSOR_CLAMP_UNDEFINED.name},
+        lane=em.info_at(K.NOTE_LANE),
+        details=(em.op(f"sdiv i64 {k}, {cols}"), em.op(f"srem i64 {k}, {cols}"), em.info_at(K.NOTE_F),
+                 em.info_at(K.NOTE_G)), case=rule)
 
 
 def _failures(em, ins, acc: TensorAccess, what: str, bad: str):
@@ -317,6 +351,7 @@ def _load_tensor(em, ins, wait, resume):
         from ...kernels import codes as K
         stat = em.dense(1, n, "i8")
         done = _line_moves(em, acc, wait, inv, out, addr, lay, view, lo, hi, ("rows", "columns"))
+        _clear_notes(em)
         bad = _unless_all_done(em, wait, inv, done, lambda: em.lib(
             f"{TNK}:load", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), out, objb,
                             em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
@@ -326,7 +361,9 @@ def _load_tensor(em, ins, wait, resume):
                ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins))
     else:
         check_private_reads(em, ins, wait, inv, [f for f in (acc.decode, acc.decode_vector) if f is not None])
+        _clear_notes(em)
         bad = _decode_site(em, ins, acc, wait, inv, out, objb, addr, lay, view, lo, hi, df, di)
+    _notes(em, ins, acc, "load")
     _failures(em, ins, acc, "load", bad)
     shadow_after_load(em, ins.result, out)
     em.resume_lanes(wait, resume)
@@ -432,6 +469,7 @@ def _store_tensor(em, ins, wait, resume):
     lo, hi = root_bounds(em, acc.p)
     src = em.coll_block(acc.object)
     done = _line_moves(em, acc, wait, inv, src, addr, lay, view, lo, hi, ("store", "store_columns"))
+    _clear_notes(em)
     bad = _unless_all_done(em, wait, inv, done, lambda: em.lib(
         f"{TNK}:store", [em.state_arr(), ("i64", str(wait)), ("i64", str(inv)), src,
                          em.table(t.layout), ("i64", str(t.rows)), ("i64", str(t.cols)), addr, lay]
@@ -440,6 +478,7 @@ def _store_tensor(em, ins, wait, resume):
            em.ranges_arr(), em.info_array(), df.row(0, em), di.row(0, em),
            ("i64", str(K.run_length(t.layout.table, t.rows, t.cols, False))), done], ins))
     em.meta.writes_physical = em.meta.writes_physical or acc.p.root is None
+    _notes(em, ins, acc, "store")
     _failures(em, ins, acc, "store", bad)
     em.resume_lanes(wait, resume)
 

@@ -1,0 +1,71 @@
+"""Portability diagnostics: rules the extensions state that real drivers do not enforce.
+
+A CPU stand-in is judged by whether an application behaves as on the GPU it ships to. Where a
+specification says "must" (or leaves a result undefined) and the hardware runs the shader anyway,
+and applications rely on that, jitcoop runs it as the hardware does and reports it: a
+`PortabilityWarning` through the Python API, a VK_EXT_debug_utils message of WARNING severity
+and VALIDATION type through the Vulkan driver, once per kernel (pipeline) and instruction,
+naming the instruction, the workgroup, the lane and the rule. A strict kernel (`strict=True` on
+the kernel or the device, `JITCOOP_ICD_STRICT=1` in the driver) raises the rule's error instead,
+as before.
+
+Each rule here says what the specification asks, what the hardware was measured to do
+(`tests/oracle/h100/portability_*.npz`, recorded by tools/h100/cases.py on an NVIDIA H100,
+driver 580.159.04), and what jitcoop does when not strict. Failures that are real (an access
+outside every buffer without robustness, a divergent cooperative instruction) stay errors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import JitcoopWarning
+
+
+class PortabilityWarning(JitcoopWarning):
+    """A shader relies on something its extension forbids or leaves undefined, which the hardware
+    runs (see jitcoop.diagnostics.RULES). `rule` names the rule; `offset`, `opname`, `result_id`,
+    `workgroup` and `lane` say where, as ExecutionError does."""
+
+    def __init__(self, message: str, rule: str, offset=None, opname=None, result_id=None, workgroup=None,
+                 lane=None):
+        self.rule, self.detail = rule, message
+        self.offset, self.opname, self.result_id = offset, opname, result_id
+        self.workgroup, self.lane = workgroup, lane
+        where = " ".join(p for p in (result_id is not None and f"%{result_id}", opname,
+                                     offset is not None and f"at byte {offset}",
+                                     workgroup is not None and f"workgroup {tuple(workgroup)}",
+                                     lane is not None and f"lane {lane}") if p)
+        super().__init__(f"{where}: [{rule}] {message}" if where else f"[{rule}] {message}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    spec: str          # what the extension says
+    hardware: str      # what the H100 does (measured)
+    jitcoop: str       # what jitcoop does unless strict
+
+
+TENSOR_POINTER_ALIGNMENT = Rule(
+    "tensor-pointer-alignment",
+    "SPV_NV_cooperative_matrix2: the Pointer operand of OpCooperativeMatrixLoadTensorNV and "
+    "OpCooperativeMatrixStoreTensorNV must be a multiple of 16 bytes",
+    "loads and stores every element at Pointer + its element offset, whatever the Pointer's alignment",
+    "addresses every element from the Pointer as given")
+
+TENSOR_CLAMP_UNDEFINED = Rule(
+    "tensor-clamp-undefined",
+    "SPV_NV_cooperative_matrix2: with clamp mode Undefined, an element whose tensor coordinate is "
+    "outside the tensor has an undefined value (a load) or an undefined effect (a store)",
+    "addresses the element at its unclamped coordinate (the row stride times the row plus the "
+    "column, in 32-bit arithmetic): a load reads what lies there, a store writes there",
+    "addresses the element at its unclamped coordinate; the access is then bounds-checked like "
+    "any other (outside the buffer it is an out-of-bounds access)")
+
+RULES = {r.name: r for r in (TENSOR_POINTER_ALIGNMENT, TENSOR_CLAMP_UNDEFINED)}
+
+
+def rule_of(site, case: int) -> Rule:
+    """The rule a diagnostic site reports (a site may report several, by case)."""
+    r = site.rule
+    return RULES[r.get(case) if isinstance(r, dict) else r]

@@ -195,11 +195,14 @@ class Kernel:
 
     # -- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, grid, bindings: dict | None = None, push=None, *, threads: int | None = None,
-                 timeout: float | None = None, profile: bool = False, **named) -> DispatchReport:
+                 timeout: float | None = None, profile: bool = False, on_diagnostic=None,
+                 **named) -> DispatchReport:
         """Run the grid. Bindings by number ({0: a, (1, 2): b}) or by name (str keys, or keyword
         arguments: `a=A`); push constants as bytes, an array, or a dict of member values.
         profile=True runs a variant of the kernel with counters (compiled once, on first use)
-        and puts a jitcoop.profile.ProfileReport in the report's `profile`."""
+        and puts a jitcoop.profile.ProfileReport in the report's `profile`. A portability
+        diagnostic (jitcoop.diagnostics) is a PortabilityWarning, or a call of
+        `on_diagnostic(warning)` where that is given (the Vulkan driver's debug-utils messages)."""
         if named or (bindings and any(isinstance(k, str) for k in bindings)):
             bindings = self.signature.bind(bindings, named)
         if isinstance(push, dict):
@@ -207,7 +210,8 @@ class Kernel:
         if profile and not self.options.profile:
             if self._profiled is None:
                 self._profiled = Kernel(self.module, self.entry, self.spec, self.options.replace(profile=True))
-            return self._profiled.dispatch(grid, bindings, push, threads=threads, timeout=timeout)
+            return self._profiled.dispatch(grid, bindings, push, threads=threads, timeout=timeout,
+                                           on_diagnostic=on_diagnostic)
         from .runtime import dispatch as run
         grid = _grid(grid)
         _check_run_options(threads, timeout)
@@ -242,7 +246,7 @@ class Kernel:
         for dst, src in writebacks:
             dst[...] = src
         if meta.diagnostics:
-            self._diagnose(out.errs, grid)
+            self._diagnose(out.errs, grid, on_diagnostic)
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
                              self.cache_hit, out.seconds, nwg, out.threads)
         if self.options.profile:
@@ -362,9 +366,9 @@ class Kernel:
         return site, msg, dict(offset=ins.offset, opname=ins.opname, result_id=ins.result, workgroup=wgid,
                                lane=lane)
 
-    def _diagnose(self, errs, grid):
+    def _diagnose(self, errs, grid, sink=None):
         """A PortabilityWarning for each diagnostic site this dispatch reached, once per kernel
-        and site (the lowest workgroup the threads recorded)."""
+        and site (the lowest workgroup the threads recorded): warned, or given to sink."""
         from .diagnostics import PortabilityWarning, rule_of
         for number, base in self.meta.diagnostics:
             if number in self._diagnosed:
@@ -373,10 +377,15 @@ class Kernel:
             if not recs:
                 continue
             self._diagnosed.add(number)
-            site, msg, where = self._site_record(min(recs, key=lambda r: r[1]), grid)
-            rule = rule_of(site, int(min(recs, key=lambda r: r[1])[7]))
-            warnings.warn(PortabilityWarning(f"{msg} (not portable: {rule.spec}; strict=True makes it an error)",
-                                             rule.name, **where), stacklevel=3)
+            first = min(recs, key=lambda r: r[1])
+            site, msg, where = self._site_record(first, grid)
+            rule = rule_of(site, int(first[7]))
+            w = PortabilityWarning(f"{msg} (not portable: {rule.spec}; strict=True makes it an error)",
+                                   rule.name, **where)
+            if sink is not None:
+                sink(w)
+            else:
+                warnings.warn(w, stacklevel=3)
 
 
 # Alignment of the arrays bound in place: others are copied (the address of a Vulkan buffer's

@@ -128,9 +128,11 @@ def repeat_mirrored(c, D):
     return 2 * D - 2 - c if c >= D else c
 
 
-def element(t: Layout, v: View | None, row, col, cols, store=False, wrap=True):
+def element(t: Layout, v: View | None, row, col, cols, store=False, wrap=True, unclamped=False):
     """matrixCoordToTensorElement(WithView) for one matrix element: SKIP, CLAMPED or
-    (index, blockCoord, coordInBlock). Raises Undefined for Undefined-mode out-of-range.
+    (index, blockCoord, coordInBlock). Raises Undefined for Undefined-mode out-of-range, unless
+    `unclamped`: then the coordinate is used as it is (as 32-bit unsigned arithmetic takes it),
+    which is what the H100 does (jitcoop.diagnostics, tests/test_portability.py).
     wrap=False: c = spanCoord + offset without the int32 wrap of the pseudo-code (only used to
     find the examples whose answer depends on that wrap)."""
     if v is not None:
@@ -171,10 +173,12 @@ def element(t: Layout, v: View | None, row, col, cols, store=False, wrap=True):
             if store and mode != UNDEFINED:
                 mode = CONSTANT
             if mode == UNDEFINED:
-                raise Undefined((row, col, d, c))
-            if mode == CONSTANT:
+                if not unclamped:
+                    raise Undefined((row, col, d, c))
+                c &= U32
+            elif mode == CONSTANT:
                 return CLAMPED
-            if mode == CLAMP_TO_EDGE:
+            elif mode == CLAMP_TO_EDGE:
                 c = min(max(c, 0), D - 1)
             elif mode == REPEAT:
                 c %= D
@@ -186,9 +190,9 @@ def element(t: Layout, v: View | None, row, col, cols, store=False, wrap=True):
     return index, bc, cib
 
 
-def element_map(t, v, rows, cols, store=False, wrap=True):
-    """{(row, col): element(...)} for the whole matrix; raises Undefined."""
-    return {(r, c): element(t, v, r, c, cols, store, wrap) for r in range(rows)
+def element_map(t, v, rows, cols, store=False, wrap=True, unclamped=False):
+    """{(row, col): element(...)} for the whole matrix; raises Undefined unless `unclamped`."""
+    return {(r, c): element(t, v, r, c, cols, store, wrap, unclamped) for r in range(rows)
             for c in range(cols)}
 
 
@@ -387,18 +391,19 @@ def cases(draw, D, clamp, sites, in_range=None, unit_blocks=None):
 _KERNELS = {}
 
 
-def tensor_kernel(D, clamp, lite=False, profile="generic"):
+def tensor_kernel(D, clamp, lite=False, profile="generic", strict=False):
+    """strict: the rules the hardware does not enforce are errors (jitcoop.diagnostics)."""
     name = f"tensor_{D}d" + ("_lite" if lite else "")
-    key = (name, clamp, profile)
+    key = (name, clamp, profile, strict)
     if key not in _KERNELS:
         dev = jitcoop.Device(profile)
-        _KERNELS[key] = dev.load(SHADERS / "coopmat2" / f"{name}.spv").kernel(spec={0: clamp})
+        _KERNELS[key] = dev.load(SHADERS / "coopmat2" / f"{name}.spv").kernel(spec={0: clamp}, strict=strict)
     return _KERNELS[key]
 
 
-def run_case(k, c, rng, tensor=None, obj=None, grid=(1, 1, 1)):
+def run_case(k, c, rng, tensor=None, obj=None, grid=(1, 1, 1), unclamped=False):
     """Dispatch case c; returns (tensor, o, emap). For a load, o is the loaded matrix."""
-    emap = element_map(c.layout(), c.view(), M, N, c.store)
+    emap = element_map(c.layout(), c.view(), M, N, c.store, unclamped=unclamped)
     if tensor is None:
         size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4))
         tensor = rng.integers(0, 1 << 32, size, dtype=np.uint32)
@@ -409,27 +414,28 @@ def run_case(k, c, rng, tensor=None, obj=None, grid=(1, 1, 1)):
     return tensor, o, emap
 
 
-def check_load(k, c, rng, pad=0):
+def check_load(k, c, rng, pad=0, unclamped=False):
     """pad: elements more in the tensor past the last one the layout reaches (where addressing
-    gone wrong would still be in bounds, and be caught by the values)."""
-    emap = element_map(c.layout(), c.view(), M, N)
+    gone wrong would still be in bounds, and be caught by the values). unclamped: Undefined
+    clamping addresses coordinates outside the tensor as they are (see element)."""
+    emap = element_map(c.layout(), c.view(), M, N, unclamped=unclamped)
     size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4)) + pad
     tensor0 = rng.integers(0, 1 << 32, size, dtype=np.uint32)
     obj = rng.integers(0, 1 << 32, (M, N), dtype=np.uint32)
     tensor = tensor0.copy()
-    _, got, _ = run_case(k, c, rng, tensor, obj)
+    _, got, _ = run_case(k, c, rng, tensor, obj, unclamped=unclamped)
     want = ref_load(emap, tensor0, obj, c.base, c.clamp_value)
     np.testing.assert_array_equal(got, want, err_msg=f"{c}")
     np.testing.assert_array_equal(tensor, tensor0, err_msg="a load wrote to the tensor")
 
 
-def check_store(k, c, rng, pad=0):
-    emap = element_map(c.layout(), c.view(), M, N, store=True)
+def check_store(k, c, rng, pad=0, unclamped=False):
+    emap = element_map(c.layout(), c.view(), M, N, store=True, unclamped=unclamped)
     size = c.base + max_index(emap) + 1 + int(rng.integers(0, 4)) + pad
     tensor0 = rng.integers(0, 1 << 32, size, dtype=np.uint32)
     mat = rng.integers(0, 1 << 32, (M, N), dtype=np.uint32)
     tensor = tensor0.copy()
-    run_case(k, c, rng, tensor, mat)
+    run_case(k, c, rng, tensor, mat, unclamped=unclamped)
     writes = ref_store_writes(emap, mat, c.base)
     want = tensor0.copy()
     for i, vals in writes.items():
@@ -686,7 +692,8 @@ def _assert_names(e, opname, result=True, workgroup=(0, 0, 0)):
 
 @pytest.mark.parametrize("site", [LOAD, STORE], ids=["load", "store"])
 def test_undefined_out_of_range_is_an_error(site):
-    k = tensor_kernel(2, UNDEFINED, lite=True)
+    """With strict=True (the hardware's behaviour, a warning, is tests/test_portability.py's)."""
+    k = tensor_kernel(2, UNDEFINED, lite=True, strict=True)
     rng = np.random.default_rng(11)
     # dimension 1 runs from -1: the first column is outside
     c = plain_case(2, UNDEFINED, site, [20, 40], [0, -1], [M, N])
@@ -1062,8 +1069,9 @@ def test_affine_plan_edges(site, dims, off, span, kw):
 @pytest.mark.parametrize("site", [LOAD, LOAD_V1, STORE, STORE_V1], ids=["load", "load-v1", "store", "store-v1"])
 def test_affine_plan_refusals_are_reported(site):
     """A tile the generated plan would move but for its Pointer (4 bytes past 16-byte alignment)
-    or its last line (one element past the buffer): the library's errors, every buffer kept."""
-    k = tensor_kernel(2, CONSTANT)
+    or its last line (one element past the buffer): the library's errors, every buffer kept
+    (strict: a misaligned Pointer is otherwise run as the hardware runs it, test_portability.py)."""
+    k = tensor_kernel(2, CONSTANT, strict=True)
     view = site in (LOAD_V1, STORE_V1)
     dims, off, span = ([40, 20], [5, 3], [32, 16]) if view else ([20, 40], [3, 5], [16, 32])
     rng = np.random.default_rng(17 + site)

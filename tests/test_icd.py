@@ -26,6 +26,7 @@ import re
 import shutil
 import struct
 import subprocess
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def programs(tmp_path_factory, manifest):
     out = tmp_path_factory.mktemp("icd_programs")
     inc = str(ROOT / "jitcoop" / "icd" / "include")
     cc = os.environ.get("CC", "cc")
-    for name in ("devinfo", "api", "coopvec", "invalid"):
+    for name in ("devinfo", "api", "coopvec", "invalid", "portability"):
         subprocess.run([cc, "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers",
                         f"-I{inc}", str(HERE / f"{name}.c"), "-o", str(out / name), "-lvulkan"],
                        check=True, capture_output=True, text=True)
@@ -575,3 +576,67 @@ def test_shader_the_profile_cannot_run(programs, manifest, tmp_path, mode):
     assert failed[mode] in p.stdout, p.stdout[-3000:]
     assert re.search(r"%35 OpCompositeConstructCoopMatQCOM at byte 1732: a MatrixAKHR matrix may have at most "
                      r"SubgroupSize = 32 Rows", p.stderr), p.stderr
+
+
+# -- portability diagnostics and robust buffer access (jitcoop.diagnostics) ---------------------------
+
+PORTABILITY = ROOT / "tests" / "shaders" / "portability"
+
+
+def test_portability_diagnostics_and_robustness(programs, manifest, tmp_path):
+    """portability.c: a tensor load and store whose Pointer is 4 bytes past 16-byte alignment and
+    an Undefined-clamped slice past the tensor run (as on the H100) and each instruction's rule
+    reaches the messengers once, as a WARNING whose text names the pipeline, the instruction,
+    the workgroup, the lane and the rule; the buffers are the Python API's. With
+    robustBufferAccess2 an access past a binding reads zeros and writes nothing; a pipeline that
+    disables robustness (VK_EXT_pipeline_robustness) loses the device."""
+    p = run([programs / "portability", PORTABILITY, tmp_path], vk_env(manifest))
+    before_loss = p.stdout.split("a lost device follows")[0]
+    assert validation_problems(before_loss) == []
+    ok = checks(p.stdout)
+    assert set(ok) >= {"tensor_rules", "tensor_rules_again", "robust_access", "robust_access_disabled"}
+    warned = re.findall(r"debug warning: VkPipeline 0x[0-9a-f]+: (.*?) workgroup \(0, 0, 0\) lane 0: \[([a-z-]+)\]",
+                        p.stdout)
+    # two messengers (the one chained to the instance and the one created) hear each message
+    sites = {}
+    for where, rule in warned:
+        sites[(re.sub(r"^%\d+ ", "", where), rule)] = sites.get((re.sub(r"^%\d+ ", "", where), rule), 0) + 1
+    assert {(w.split(" at byte")[0], r) for w, r in sites} == {
+        ("OpCooperativeMatrixLoadTensorNV", "tensor-pointer-alignment"),
+        ("OpCooperativeMatrixStoreTensorNV", "tensor-pointer-alignment"),
+        ("OpCooperativeMatrixLoadTensorNV", "tensor-clamp-undefined"),
+        ("OpCooperativeMatrixStoreTensorNV", "tensor-clamp-undefined")}
+    assert set(sites.values()) == {2}
+    assert p.stdout.index("tensor_rules run 1") > max(p.stdout.rindex(f"[{r}]") for _, r in warned)
+    # the buffers: as the Python API leaves them (its warnings are test_portability.py's)
+    ins = [np.fromfile(tmp_path / f"tensor_{b}.bin", np.uint32) for b in "xyzuv"]
+    x = (np.arange(32 * 32 + 512) + 1).astype(np.float32).view(np.uint32)
+    assert ins[0].tobytes() == x.tobytes()
+    want = [x.copy(), np.zeros(256, np.uint32), np.full(272, 0x7FC0DEAD, np.uint32), np.zeros(256, np.uint32),
+            np.full(32 * 32 + 512, 0x7FC0DEAD, np.uint32)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jitcoop.errors.JitcoopWarning)
+        python_dispatch("nvidia", PORTABILITY / "tensor_rules.spv", (1, 1, 1), dict(enumerate(want)),
+                        np.array([32, 32, 1, 1, 24, 24], np.uint32))
+    for b, got, w in zip("xyzuv", ins, want):
+        assert got.tobytes() == w.tobytes(), b
+    # robust buffer access, invocations 32..63 past the 64-element bindings
+    o = np.fromfile(tmp_path / "robust_o.bin", np.uint32).reshape(64, 2)
+    np.testing.assert_array_equal(o[:, 0], np.where(np.arange(64) < 32, np.arange(64) + 33, 0))
+    w = np.fromfile(tmp_path / "robust_w.bin", np.uint32)
+    np.testing.assert_array_equal(w, np.r_[np.full(32, 0x7FC0DEAD), 0xA0000000 + np.arange(32)].astype(np.uint32))
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "robust_a.bin", np.uint32), np.r_[np.zeros(32), np.ones(32)])
+    assert re.search(r"debug error: device lost: vkCmdDispatch .*OpLoad at byte \d+ workgroup \(1, 0, 0\) lane 0: "
+                     r"out-of-bounds access", p.stdout)
+
+
+def test_portability_strict(programs, manifest, tmp_path):
+    """JITCOOP_ICD_STRICT=1: the misaligned Pointer loses the device, with the rule's error."""
+    env = vk_env(manifest, validation=False)
+    env["JITCOOP_ICD_STRICT"] = "1"
+    p = run([programs / "portability", PORTABILITY, tmp_path], env, check_rc=False)
+    assert p.returncode == 1
+    assert re.search(r"FAIL tensor_rules: result -4", p.stdout), p.stdout[-3000:]
+    assert re.search(r"debug error: device lost: .*OpCooperativeMatrixLoadTensorNV at byte \d+ workgroup \(0, 0, 0\) "
+                     r"lane 0: the Pointer of a tensor load must be 16-byte aligned", p.stdout)
+    assert "debug warning: VkPipeline" not in p.stdout

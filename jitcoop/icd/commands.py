@@ -16,7 +16,7 @@ import numpy as np
 
 import jitcoop
 
-from . import vk
+from . import debug, vk
 from .descriptors import DescriptorSet, DescriptorUpdateTemplate, apply_writes
 from .device import Device
 from .memory import WHOLE_SIZE, Buffer
@@ -254,7 +254,8 @@ def dispatch(state, groups, base=(0, 0, 0)):
     cfg = state.device.config
     try:
         with state.device.dispatch_lock:
-            k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout)
+            k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout,
+                       on_diagnostic=lambda w: debug.portability(state.device, w, p.describe(), (p,)))
     except jitcoop.JitcoopError as e:
         raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}), {groups[0]} x {groups[1]} x {groups[2]} "
                          f"workgroups: {type(e).__name__}: {e}") from None

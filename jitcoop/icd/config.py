@@ -8,6 +8,10 @@
                            lost (default: no limit)
     JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles at its first dispatch) or eager (at
                            vkCreateComputePipelines, which then fails for a shader jitcoop cannot run)
+    JITCOOP_ICD_STRICT     1: the rules hardware does not enforce (jitcoop.diagnostics) lose the
+                           device, as the specification allows; 0 (default): they run as the
+                           H100 runs them, each reported once per pipeline and instruction as a
+                           debug-utils message of WARNING severity
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ class Config:
     threads: int | None
     timeout: float | None
     eager: bool
+    strict: bool = False
 
 
 def _profiles(text: str) -> tuple:
@@ -73,6 +78,9 @@ def load() -> Config:
     compile_mode = os.environ.get("JITCOOP_ICD_COMPILE", "lazy").strip() or "lazy"
     if compile_mode not in ("lazy", "eager"):
         raise ConfigError(f"JITCOOP_ICD_COMPILE={compile_mode!r}: use lazy or eager")
+    strict = os.environ.get("JITCOOP_ICD_STRICT", "0").strip() or "0"
+    if strict not in ("0", "1"):
+        raise ConfigError(f"JITCOOP_ICD_STRICT={strict!r}: use 0 or 1")
     return Config(_profiles(os.environ.get("JITCOOP_ICD_PROFILES", "nvidia")), numerics,
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
-                  compile_mode == "eager")
+                  compile_mode == "eager", strict == "1")

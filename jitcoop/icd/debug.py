@@ -88,6 +88,15 @@ def warn(owner, message: str, objects=()):
         print(f"jitcoop Vulkan driver: warning: {message}", file=sys.stderr, flush=True)
 
 
+def portability(owner, warning, where: str = "", objects=()):
+    """A portability diagnostic (jitcoop.diagnostics.PortabilityWarning) at `where` (the
+    pipeline): a WARNING of the VALIDATION type whose message id names the rule; to stderr when
+    no messenger takes it."""
+    text = f"{where}: {warning}" if where else str(warning)
+    if not report(owner, SEVERITY_WARNING, text, objects, TYPE_VALIDATION, f"jitcoop-{warning.rule}"):
+        print(f"jitcoop Vulkan driver: warning: {text}", file=sys.stderr, flush=True)
+
+
 def _object_type(o) -> int:
     name = "VK_OBJECT_TYPE_" + "".join("_" + c if c.isupper() else c.upper()
                                        for c in o.kind[2:]).lstrip("_").replace("_E_X_T", "_EXT")

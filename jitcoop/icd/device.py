@@ -63,11 +63,16 @@ class Device(vk.Object):
                 asked.append(vk.ffi.addressof(vk.ffi.cast("VkPhysicalDeviceFeatures2 *", s).features))
             elif name is not None and "Features" in name:
                 asked.append(vk.ffi.cast(name + " *", s))
+        enabled = set()
         for s in asked:
             for field, _ in vk.ffi.typeof(s).item.fields:
-                if field not in ("sType", "pNext") and getattr(s, field) and not self.physical.features.get(field):
-                    raise VkError(vk.lib.VK_ERROR_FEATURE_NOT_PRESENT,
-                                  f"feature {field} is not supported by {self.physical.properties['deviceName']}")
+                if field not in ("sType", "pNext") and getattr(s, field):
+                    if not self.physical.features.get(field):
+                        raise VkError(vk.lib.VK_ERROR_FEATURE_NOT_PRESENT,
+                                      f"feature {field} is not supported by {self.physical.properties['deviceName']}")
+                    enabled.add(field)
+        # out-of-bounds accesses through bindings read zeros and write nothing (pipelines.py)
+        self.robust_buffers = bool(enabled & {"robustBufferAccess", "robustBufferAccess2"})
 
     def jdev(self, subgroup_size: int | None = None) -> jitcoop.Device:
         """The jitcoop device for a subgroup size (None: the profile's), sharing one address space."""

@@ -86,6 +86,10 @@ class Pipeline(vk.Object):
         self.spec = _specialization(stage.pSpecializationInfo, {s["spec_id"] for s in facts["spec_constants"]})
         numerics = device.config.numerics
         self.options = {"numerics": numerics} if numerics else {}
+        if device.config.strict:
+            self.options["strict"] = True
+        if _robust_buffers(info, device):
+            self.options["robust_buffer_access"] = True
         self.key = (key, self.entry, tuple(sorted(self.spec.items())), self.subgroup_size,
                     tuple(sorted(self.options.items())))
 
@@ -125,6 +129,27 @@ class Pipeline(vk.Object):
         if isinstance(k, PipelineError):
             raise k
         return k
+
+
+# VkPipelineRobustnessBufferBehavior
+_ROBUSTNESS_DEVICE_DEFAULT, _ROBUSTNESS_DISABLED = 0, 1
+
+
+def _robust_buffers(info, device: Device) -> bool:
+    """Whether the pipeline's storage and uniform buffer accesses are robust: the device's
+    robustBufferAccess or robustBufferAccess2, unless a VkPipelineRobustnessCreateInfo on the
+    pipeline or its stage says otherwise (the stage's wins; jitcoop runs robustBufferAccess as
+    robustBufferAccess2, which satisfies both)."""
+    robust = device.robust_buffers
+    for where in (info, info.stage):
+        r = vk.find(where, vk.lib.VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO,
+                    "VkPipelineRobustnessCreateInfo")
+        if r is None:
+            continue
+        behaviours = {r.storageBuffers, r.uniformBuffers} - {_ROBUSTNESS_DEVICE_DEFAULT}
+        if behaviours:
+            robust = behaviours != {_ROBUSTNESS_DISABLED}
+    return robust
 
 
 def _module(device: Device, code: bytes, key: str, subgroup_size: int) -> jitcoop.Module:

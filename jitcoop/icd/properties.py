@@ -151,8 +151,13 @@ ENGINE_FEATURES = {
     "workgroupMemoryExplicitLayout", "workgroupMemoryExplicitLayoutScalarBlockLayout",
     "workgroupMemoryExplicitLayout8BitAccess", "workgroupMemoryExplicitLayout16BitAccess",
 }
-# Not offered: robust buffer access (an out-of-bounds access is an error here, never clamped),
-# images and everything graphics, descriptor arrays. Integer dot products are offered, none of
+ENGINE_FEATURES |= {
+    # robust buffer access: out-of-bounds accesses through bindings read zeros and write nothing
+    # (robustBufferAccess2's rules, which satisfy robustBufferAccess's), per pipeline through
+    # VK_EXT_pipeline_robustness; without it an out-of-bounds access loses the device
+    "robustBufferAccess", "robustBufferAccess2", "pipelineRobustness",
+}
+# Not offered: images and everything graphics, descriptor arrays, null descriptors. Integer dot products are offered, none of
 # them "accelerated" (the properties' flags: they run as scalar multiplies and adds).
 
 
@@ -298,9 +303,12 @@ def properties(profile) -> dict:
         "earlyFragmentSampleMaskTestBeforeSampleCounting": 0, "depthStencilSwizzleOneSupport": 0,
         "polygonModePointSize": 0, "nonStrictSinglePixelWideLinesUseParallelogram": 0,
         "nonStrictWideLinesUseParallelogram": 0,
-        # pipeline robustness: out-of-bounds accesses are errors (device lost), never clamped
+        # pipeline robustness: without robustBufferAccess out-of-bounds accesses are errors
+        # (device lost), never clamped
         "defaultRobustnessStorageBuffers": 1, "defaultRobustnessUniformBuffers": 1,   # ..._DISABLED
         "defaultRobustnessVertexInputs": 1, "defaultRobustnessImages": 1,
+        # robustness2: bounds are checked to the byte
+        "robustStorageBufferAccessSizeAlignment": 1, "robustUniformBufferAccessSizeAlignment": 1,
         # push descriptors
         "maxPushDescriptors": 32,
         # cooperative matrices and vectors

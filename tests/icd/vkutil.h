@@ -98,9 +98,10 @@ static inline VkPhysicalDevice first_physical_device(VkInstance inst) {
     return pd;
 }
 
-/* A device with one compute queue, the core 1.1-1.3 features a compute application enables and
- * the device extensions named (NULL-terminated); `next` is chained to the create info. */
-static inline VkDevice make_device(VkPhysicalDevice pd, const char *const *exts, void *next) {
+/* A device with one compute queue, the core 1.1-1.3 features a compute application enables,
+ * robustBufferAccess if `robust`, and the device extensions named (NULL-terminated); `next` is
+ * chained to the create info. */
+static inline VkDevice make_device_robust(VkPhysicalDevice pd, const char *const *exts, void *next, int robust) {
     VkPhysicalDeviceVulkan13Features f13 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     f13.pNext = next;
     f13.synchronization2 = VK_TRUE;
@@ -118,6 +119,7 @@ static inline VkDevice make_device(VkPhysicalDevice pd, const char *const *exts,
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     f2.features.shaderInt16 = f2.features.shaderInt64 = VK_TRUE;
+    f2.features.robustBufferAccess = robust ? VK_TRUE : VK_FALSE;
     float prio = 1.0f;
     VkDeviceQueueCreateInfo q = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     q.queueFamilyIndex = 0;
@@ -134,6 +136,10 @@ static inline VkDevice make_device(VkPhysicalDevice pd, const char *const *exts,
     VkDevice dev;
     VKCHECK(vkCreateDevice(pd, &dci, NULL, &dev));
     return dev;
+}
+
+static inline VkDevice make_device(VkPhysicalDevice pd, const char *const *exts, void *next) {
+    return make_device_robust(pd, exts, next, 0);
 }
 
 /* A host-visible, coherent buffer with a device address, its memory and its mapping. */

@@ -187,6 +187,28 @@ def test_jitcoop_icd_prints_the_manifest(manifest):
 
 # -- what the devices say --------------------------------------------------------------------------
 
+@pytest.mark.parametrize("hide", ["", "VK_NV_cooperative_matrix2", "VK_NV_cooperative_matrix2,VK_KHR_cooperative_matrix"])
+def test_hidden_extensions(manifest, hide):
+    """JITCOOP_ICD_HIDE takes extensions off the device (an application's paths for devices
+    without them: ggml's KHR-coopmat and scalar shaders); robust buffer access stays offered."""
+    if shutil.which("vulkaninfo") is None:
+        pytest.skip("vulkaninfo (vulkan-tools) is not installed")
+    env = vk_env(manifest, "nvidia")
+    env["JITCOOP_ICD_HIDE"] = hide
+    p = run(["vulkaninfo"], env)
+    assert validation_problems(p.stdout + p.stderr) == []
+    exts = set(re.findall(r"^\s*(VK_\w+)\s*: extension revision", p.stdout, re.M))
+    hidden = set(filter(None, hide.split(",")))
+    assert not hidden & exts
+    assert {"VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2"} - hidden <= exts
+    assert {"VK_EXT_robustness2", "VK_EXT_pipeline_robustness"} <= exts
+    assert re.search(r"^\s*robustBufferAccess\s*= true", p.stdout, re.M)
+    assert re.search(r"^\s*robustBufferAccess2\s*= true", p.stdout, re.M)
+    env["JITCOOP_ICD_HIDE"] = "VK_KHR_no_such_extension"
+    p = run(["vulkaninfo"], env, check_rc=False)
+    assert "JITCOOP_ICD_HIDE: VK_KHR_no_such_extension is not a device extension jitcoop offers" in p.stdout + p.stderr
+
+
 def test_vulkaninfo_lists_one_device_per_profile(manifest):
     if shutil.which("vulkaninfo") is None:
         pytest.skip("vulkaninfo (vulkan-tools) is not installed")

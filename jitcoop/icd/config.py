@@ -8,6 +8,9 @@
                            lost (default: no limit)
     JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles at its first dispatch) or eager (at
                            vkCreateComputePipelines, which then fails for a shader jitcoop cannot run)
+    JITCOOP_ICD_HIDE       device extensions not to offer, comma-separated (an application's paths
+                           for other devices: VK_NV_cooperative_matrix2 hidden leaves KHR cooperative
+                           matrices; VK_KHR_cooperative_matrix too leaves neither)
     JITCOOP_ICD_STRICT     1: the rules hardware does not enforce (jitcoop.diagnostics) lose the
                            device, as the specification allows; 0 (default): they run as the
                            H100 runs them, each reported once per pipeline and instruction as a
@@ -33,6 +36,7 @@ class Config:
     timeout: float | None
     eager: bool
     strict: bool = False
+    hidden: tuple = ()         # device extensions not offered
 
 
 def _profiles(text: str) -> tuple:
@@ -83,4 +87,13 @@ def load() -> Config:
         raise ConfigError(f"JITCOOP_ICD_STRICT={strict!r}: use 0 or 1")
     return Config(_profiles(os.environ.get("JITCOOP_ICD_PROFILES", "nvidia")), numerics,
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
-                  compile_mode == "eager", strict == "1")
+                  compile_mode == "eager", strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")))
+
+
+def _hidden(text: str) -> tuple:
+    from .extensions import DEVICE, PROFILE_DEVICE
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    unknown = sorted(set(names) - set(DEVICE + PROFILE_DEVICE))
+    if unknown:
+        raise ConfigError(f"JITCOOP_ICD_HIDE: {', '.join(unknown)} is not a device extension jitcoop offers")
+    return names

@@ -10,11 +10,11 @@ class PhysicalDevice(vk.Object):
     kind = "VkPhysicalDevice"
     dispatchable = True
 
-    def __init__(self, instance, profile_name: str, subgroup_size):
+    def __init__(self, instance, profile_name: str, subgroup_size, hidden=()):
         self.instance = instance
         self.profile = devices.profile(profile_name, subgroup_size)
-        self.extensions = properties.device_extensions(self.profile)
-        self.features = properties.features(self.profile)
+        self.extensions = properties.device_extensions(self.profile, hidden)
+        self.features = properties.features(self.profile, hidden)
         self.properties = properties.properties(self.profile)
         if subgroup_size is not None:
             self.properties["deviceName"] += f", subgroup size {subgroup_size}"
@@ -38,7 +38,7 @@ class Instance(vk.Object):
         except config.ConfigError as e:
             self._fail(vk.lib.VK_ERROR_INITIALIZATION_FAILED, str(e))
         self.config = cfg
-        self.physical_devices = [PhysicalDevice(self, name, sg).register() for name, sg in cfg.profiles]
+        self.physical_devices = [PhysicalDevice(self, name, sg, cfg.hidden).register() for name, sg in cfg.profiles]
 
     def _fail(self, result, message):
         """vkCreateInstance fails: the messengers chained to its create info hear why."""

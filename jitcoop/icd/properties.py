@@ -106,8 +106,9 @@ def _everything(profile) -> bool:
     return profile.coopmat is None
 
 
-def device_extensions(profile) -> list:
-    """The device extensions a profile's physical device offers, in a stable order."""
+def device_extensions(profile, hidden=()) -> list:
+    """The device extensions a profile's physical device offers, in a stable order, less those
+    hidden (JITCOOP_ICD_HIDE: an application's paths for devices without them)."""
     rec = recorded(profile.name)
     want = {
         "VK_KHR_cooperative_matrix": True,
@@ -122,7 +123,8 @@ def device_extensions(profile) -> list:
         "VK_QCOM_cooperative_matrix_conversion": profile.name == "qualcomm" or _everything(profile),
         "VK_EXT_shader_long_vector": _everything(profile),
     }
-    return list(extensions.DEVICE) + [e for e in extensions.PROFILE_DEVICE if want[e]]
+    return [e for e in list(extensions.DEVICE) + [e for e in extensions.PROFILE_DEVICE if want[e]]
+            if e not in hidden]
 
 
 # -- features --------------------------------------------------------------------------------------
@@ -161,10 +163,15 @@ ENGINE_FEATURES |= {
 # them "accelerated" (the properties' flags: they run as scalar multiplies and adds).
 
 
-def features(profile) -> dict:
-    """Every VkBool32 feature the profile's device supports -> True (absent names are False)."""
+def features(profile, hidden=()) -> dict:
+    """Every VkBool32 feature the profile's device supports -> True (absent names are False);
+    the features of hidden extensions are absent."""
     f = dict.fromkeys(ENGINE_FEATURES, True)
-    exts = set(device_extensions(profile))
+    exts = set(device_extensions(profile, hidden))
+    if "VK_EXT_robustness2" not in exts:
+        f.pop("robustBufferAccess2")
+    if "VK_EXT_pipeline_robustness" not in exts:
+        f.pop("pipelineRobustness")
     rec = recorded(profile.name)
     if "VK_KHR_cooperative_matrix" in exts:
         f["cooperativeMatrix"] = True

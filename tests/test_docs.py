@@ -4,7 +4,8 @@ the docs runs, the public API has docstrings, and the "How it works" pages name 
 Code blocks: every ```python and ```bash block of README.md and docs/**/*.md runs, one page at a
 time, as a reader would type them in order: the python blocks of a page in one interpreter (one
 namespace), the bash blocks of a page in one shell (`set -e`), each page in a fresh temporary
-folder, with `jitcoop` and `python3` meaning this checkout's. A block that cannot run in a test
+folder that holds the checkout's examples/ and notebooks/ (as a reader in a checkout has them), with `jitcoop`
+and `python3` meaning this checkout's. A block that cannot run in a test
 carries a visible marker on the line before it, `<!-- docs-test: skip (REASON) -->`, and
 SKIPPED below counts them per file, so a skip is a decision and not an accident. Output and
 illustrations are ```text blocks, which are not run.
@@ -118,6 +119,8 @@ def test_code_blocks_run(page, tmp_path):
     env = _environment(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
+    for folder in ("examples", "notebooks"):
+        (work / folder).symlink_to(ROOT / folder)
     found = [(lang, code, line) for lang, code, line, skip in blocks(page) if skip is None]
     python = [(line, code) for lang, code, line in found if lang == "python"]
     bash = [(line, code) for lang, code, line in found if lang == "bash"]

@@ -144,6 +144,15 @@ def test_readme_starts_with_the_two_commands():
     assert lines[1].split("&& ")[1] in (ROOT / ".ci" / "run").read_text()
 
 
+def test_readme_links_resolve():
+    """The README is read on a repository host, outside the site: its relative links must name
+    files of the checkout (anchors into the docs are checked by the site build)."""
+    text = (ROOT / "README.md").read_text()
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" not in target:
+            assert (ROOT / target).exists(), f"README.md links to {target}, which does not exist"
+
+
 def test_readme_is_short():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 250
 
@@ -228,6 +237,7 @@ def test_site_builds_strict(tmp_path):
     pytest.importorskip("mkdocs_jupyter")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["NO_MKDOCS_2_WARNING"] = "1"
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
                         "-d", str(tmp_path / "site")], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)

@@ -257,3 +257,17 @@ def test_api_reference_documents_every_export():
     text = (DOCS / "reference" / "api.md").read_text()
     for name in jitcoop.__all__ + ["convert_coopvec_matrix"]:
         assert f"::: jitcoop.{name}\n" in text, name
+
+
+def test_docs_pages_named_in_the_code_exist():
+    """Code and tests point readers at docs pages (`docs/guide/numerics.md`); those pages exist."""
+    files = subprocess.run(["git", "ls-files", "*.py", "*.c", "*.cpp", "*.h", "*.comp", "*.toml", "*.yml"],
+                           cwd=ROOT, capture_output=True, text=True).stdout.split()
+    bad = []
+    for name in files:
+        if "include" in Path(name).parts:
+            continue
+        for target in re.findall(r"\bdocs/[\w./-]+\.md\b", (ROOT / name).read_text(errors="replace")):
+            if not (ROOT / target).exists():
+                bad.append(f"{name}: {target}")
+    assert not bad, "\n".join(bad)

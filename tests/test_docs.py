@@ -13,6 +13,7 @@ illustrations are ```text blocks, which are not run.
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import importlib
 import importlib.util
 import inspect
@@ -119,10 +120,10 @@ def test_blocks_are_python_bash_or_text():
 RUNNABLE = [p for p in PAGES if any(lang in ("python", "bash") and skip is None for lang, _, _, skip in blocks(p))]
 
 
-@pytest.mark.parametrize("page", RUNNABLE, ids=_rel)
-def test_code_blocks_run(page, tmp_path):
-    env = _environment(tmp_path)
-    work = tmp_path / "work"
+def _run_page(page: Path, tmp: Path) -> str | None:
+    """Run a page's blocks in a fresh folder: None, or what failed with its output."""
+    env = _environment(tmp)
+    work = tmp / "work"
     work.mkdir()
     for folder in ("examples", "notebooks"):
         (work / folder).symlink_to(ROOT / folder)
@@ -133,11 +134,31 @@ def test_code_blocks_run(page, tmp_path):
         script = f"BLOCKS = {python!r}\nPAGE = {_rel(page)!r}\n" + _RUNNER
         r = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, capture_output=True, text=True,
                            timeout=300)
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+        if r.returncode:
+            return r.stdout[-3000:] + r.stderr[-5000:]
     if bash:
         script = "set -euo pipefail\n" + "\n".join(f"# {_rel(page)}:{line}\n{code}" for line, code in bash)
         r = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, f"bash blocks of {_rel(page)}:\n" + r.stdout[-3000:] + r.stderr[-5000:]
+        if r.returncode:
+            return f"bash blocks of {_rel(page)}:\n" + r.stdout[-3000:] + r.stderr[-5000:]
+    return None
+
+
+@pytest.fixture(scope="module")
+def page_runs(request, tmp_path_factory):
+    """The selected pages, run side by side (one per core): each is a few processes that mostly
+    wait on imports and compiles, and a page's test then reads its outcome."""
+    selected = [item.callspec.params["page"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_code_blocks_run"]
+    with concurrent.futures.ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        futures = {page: pool.submit(_run_page, page, tmp_path_factory.mktemp("page")) for page in selected}
+        return {page: f.result() for page, f in futures.items()}
+
+
+@pytest.mark.parametrize("page", RUNNABLE, ids=_rel)
+def test_code_blocks_run(page, page_runs):
+    failure = page_runs[page]
+    assert failure is None, failure
 
 
 def test_readme_starts_with_the_two_commands():

@@ -10,7 +10,7 @@ memory, for every benchmark shader and the coopmat2 application shaders, each in
 Each is timed inside the child (benchmarks/compile_probe.py), so interpreter start-up and the
 import of jitcoop are reported apart (`import_s`). As a peer in the same run, each row also gives
 the kernel's compile time as a multiple of one dispatch of it where that is cheap to set up, and
-the README quotes these figures.
+docs/guide/compile.md quotes these figures.
 """
 from __future__ import annotations
 

@@ -113,6 +113,7 @@ class Module:
 
     @property
     def entry_points(self) -> list[str]:
+        """The names of the module's GLCompute entry points."""
         return [e.name for e in self.spirv.entry_points if e.model == 5]
 
     def kernel(self, entry: str | None = None, spec: dict | None = None, **options) -> "Kernel":
@@ -128,10 +129,13 @@ class Module:
         return Kernel(self, entry, spec_ids(self.spirv, spec or {}), options)
 
     def info(self) -> dict:
+        """What `jitcoop info` prints, as a dict: entry points, bindings and layouts, push and spec
+        constants, cooperative types."""
         from .info import module_info
         return module_info(self.spirv)
 
     def disassemble(self) -> str:
+        """The module as SPIR-V assembly text (spirv-dis style)."""
         from .spirv.disasm import disassemble
         return disassemble(self.spirv.data)
 
@@ -170,6 +174,7 @@ class Kernel:
 
     @property
     def local_size(self):
+        """The workgroup size (x, y, z), after specialization."""
         return self.meta.local_size
 
     # -- by name ----------------------------------------------------------------------------------

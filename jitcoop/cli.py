@@ -429,7 +429,7 @@ def cmd_icd(a) -> int:
               "Physical devices, one per device profile (default nvidia; see `jitcoop devices`):\n"
               "    JITCOOP_ICD_PROFILES=nvidia,generic:16\n"
               "Other settings: JITCOOP_ICD_NUMERICS, JITCOOP_ICD_THREADS, JITCOOP_ICD_TIMEOUT, "
-              "JITCOOP_ICD_COMPILE (README.md, \"Run your Vulkan application on the CPU\").")
+              "JITCOOP_ICD_COMPILE (docs/guide/vulkan-driver.md).")
     return 0
 
 

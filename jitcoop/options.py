@@ -52,6 +52,8 @@ class KernelOptions:
 
     @classmethod
     def of(cls, options: "KernelOptions | dict | None") -> "KernelOptions":
+        """Options from a KernelOptions, a dict of option names or None (the defaults), checked:
+        an unknown name or a bad value is a BindingError."""
         if isinstance(options, KernelOptions):
             return options
         options = dict(options or {})
@@ -81,6 +83,7 @@ class KernelOptions:
         return o
 
     def replace(self, **changes) -> "KernelOptions":
+        """A copy with some options changed, checked as `of` checks them."""
         return KernelOptions.of({**asdict(self), **changes})
 
     def key(self) -> tuple:

@@ -91,6 +91,7 @@ class Progress:
             self._done = done
 
     def close(self):
+        """Close the bar, if one was opened."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None

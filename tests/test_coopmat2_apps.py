@@ -304,7 +304,7 @@ def pe_vector_ref(x, y, bias, s):
 def test_per_element_func_on_every_operand_kind(profile, profiled):
     # Unprofiled, the Func runs 16 elements at a time where they take one path (callback_vector);
     # profiled, one element at a time. The row reduction's combine takes one branch or the other,
-    # in the order the README gives (each row left to right). Against numpy doing what the GLSL
+    # in the order docs/extensions/coopmat2.md gives (each row left to right). Against numpy doing what the GLSL
     # says, in float32.
     x, y, bias, z = pe_vector_inputs()
     s = np.float32(2.0)

@@ -5,7 +5,7 @@ Float results of numerics="exact" must be the exact A x B + C rounded once to th
 (computed here with Fractions); integer results bit-exact (operands sign- or zero-extended by the
 Matrix*SignedComponents operands, the low N bits of the exact sum, or the sum clamped to the
 Result's signedness with SaturatingAccumulation). numerics="nvidia" is checked against an
-independent implementation of the README's words.
+independent implementation of docs/guide/numerics.md's words.
 
 Shaders: tests/shaders/coopmat/muladd_*.spv (GLSL, build.sh) and SPIR-V assembly made by
 `muladd_asm` below for what GLSL cannot say (float64, int64, odd signedness flags, bad shapes).
@@ -301,7 +301,7 @@ def test_bf16_bf16(numerics, ref):
     av[5, :2], bv[:2, 5] = (2.0 ** 126, 2.0 ** 126), (3, 255 / 256)
     bv[:2, 6:] = 0
     a, b = f64_to_bf16_bits(av), f64_to_bf16_bits(bv)
-    c[:8, :] = 0          # (C beside 2^127 would need more than float64 holds: see README, Numerics)
+    c[:8, :] = 0          # (C beside 2^127 would need more than float64 holds: see docs/guide/numerics.md)
     d = run_muladd("bf16_bf16", a, b, c, np.uint16, numerics=numerics)
     want = globals()[ref](bf16_bits_to_f64(a), bf16_bits_to_f64(b), bf16_bits_to_f64(c), ROUND["bf16"])
     assert want[0, 0] == 1 + 2.0 ** -7 and want[1, 1] == -(1 + 2.0 ** -7) or numerics == "float32"
@@ -579,7 +579,7 @@ def _f32_toward_zero(q):
 
 
 def _tc_chunk_reference(acc, a, b, i, j, k0, k1):
-    """README: align C and the exact products of a K chunk to the largest exponent, keeping 2
+    """docs/guide/numerics.md: align C and the exact products of a K chunk to the largest exponent, keeping 2
     extra bits beyond float32's 24 (truncated), add, round toward zero to float32."""
     terms = [acc] + [Fraction(float(a[i, k])) * Fraction(float(b[k, j])) for k in range(k0, k1)]
     big = max(abs(t) for t in terms)
@@ -648,8 +648,8 @@ def test_nvidia_numerics_f32_truncating_model(seed):
 
 
 def test_nvidia_numerics_f32_positive_inputs_within_1ulp():
-    """Without cancellation the model stays within 1 ulp of the exact result (README: within 1
-    ulp, 96-98% of elements equal on the H100's data)."""
+    """Without cancellation the model stays within 1 ulp of the exact result (docs/guide/numerics.md:
+    within 1 ulp, 96-98% of elements equal on the H100's data)."""
     rng = np.random.default_rng(202)
     a, b, c = (np.abs(x) for x in f16_inputs(rng))
     d = run_muladd("f16_f32", a, b, c, np.float32, profile="nvidia", numerics="nvidia")

@@ -1,5 +1,5 @@
 """SPV_QCOM_cooperative_matrix_conversion against numpy references written from the SPIR-V
-extension text (rev 1; ../shared/spec/qcom-conversion.md, README "Cooperative matrix conversions").
+extension text (rev 1; ../shared/spec/qcom-conversion.md, docs/extensions/qcom.md).
 
 - convert_<family>.spv: for one type family (A/B component type and accumulator type) every
   subgroup builds an A, a B and an accumulator from its invocations' arrays, of the component

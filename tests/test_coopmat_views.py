@@ -254,7 +254,7 @@ def test_perlane_layout_dependent_output_differs_between_profiles():
     # generic is striped: element e of lane l is linear index 32 e + l
     np.testing.assert_array_equal(outs["generic"].reshape(8, 32),
                                   1000 * np.arange(32)[None, :] + np.arange(8)[:, None])
-    # nvidia: README, lane 0 holds (0,0) (0,1) (0,8) (0,9) (8,0) (8,1) (8,8) (8,9)
+    # nvidia: the H100 measurement (tests/oracle/lanemaps), lane 0 holds (0,0) (0,1) (0,8) (0,9) (8,0) (8,1) (8,8) (8,9)
     ids = outs["nvidia"].reshape(16, 16)
     assert [ids[r, c] for r, c in ((0, 0), (0, 1), (0, 8), (0, 9), (8, 0), (8, 1), (8, 8), (8, 9))] \
         == list(range(8))

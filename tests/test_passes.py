@@ -147,7 +147,8 @@ def test_private_variables_a_callback_reads_stay_private():
 def test_a_copy_in_a_branch_of_an_unrolled_loop_keeps_both_values(module, profile):
     """`if (k == 0) keep = acc;` in a counted loop: unrolled, keep's merge phi takes acc or the
     old keep, and acc is used after it (the next trip's MulAdd). Sharing rows with the phi, acc
-    was overwritten with the old keep on the edge that keeps it (a wrong result before stop 37)."""
+    would be overwritten with the old keep on the edge that keeps it: a phi shares rows with a value
+    only where the value is dead at the phi's block."""
     rng = np.random.default_rng(5)
     A = rng.integers(-3, 4, (2, 16, 16)).astype(np.float16)
     B = rng.integers(-3, 4, (2, 16, 16)).astype(np.float16)

@@ -20,9 +20,13 @@ its signature. The code generator (jitcoop.codegen) runs them in this order:
     variables    bindings, push constants, workgroup, Private and Function
                  variables; which variables become registers              -> Variables
     callbacks    SPIR-V functions cooperative instructions call per element -> {fid: CallbackInfo}
+    invariance   whether the invocations of a workgroup can differ at all;
+                 if not, one invocation's code runs per workgroup         -> reasons they vary
     matrices     cooperative matrices living in slot rows, and which values
                  share rows (phis and variables coalesced)                  -> Residency
     uniform      values computed once per workgroup                         -> set of ids
+    loops        loops that cannot spin (bounded trip counts): no cancel
+                 check on their back edges                                -> set of headers
     bitmoves     small-float loads that only move bits                      -> set of ids
     liveness     values live across collective points (spill slots)         -> live-in sets
     order        structured block order: which collective the scheduler

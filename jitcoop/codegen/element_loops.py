@@ -30,8 +30,8 @@ from ..spirv.types import CoopMat, leaves
 # ones loop. Measured on tests/shaders/long_fragments.comp (a dozen element-wise instructions)
 # at 32 to 1024 components, cold compiles and dispatches on one thread, loops against
 # written-out code: from 64 components on the loops compile 1.4-50x and run 1.1-6.6x faster;
-# at 32 they compile 1.7-2.4x faster but ran 0.74-0.82x as fast in three of four runs (README,
-# "Element loops").
+# at 32 they compile 1.7-2.4x faster but ran 0.74-0.82x as fast in three of four runs
+# (docs/design/element-loops.md).
 LONG_FRAGMENT = 32
 
 # Instructions whose component i is a function of component i of each matrix operand (and of

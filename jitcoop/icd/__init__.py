@@ -4,7 +4,7 @@ The Vulkan loader finds the driver through its manifest (`manifest_path()`, prin
 `jitcoop icd`): `VK_DRIVER_FILES=$(jitcoop icd --path) ./app`. The library the manifest names,
 libjitcoop_vulkan.so, is built by `pip install` (cffi's embedding mode, `_build.py`); it starts
 Python inside the application at the first Vulkan call and runs every command in the modules
-of this package. README.md, "Run your Vulkan application on the CPU", says what it offers.
+of this package. docs/guide/vulkan-driver.md says what it offers.
 """
 from __future__ import annotations
 

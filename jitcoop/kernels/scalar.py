@@ -1,8 +1,8 @@
 """Scalar helpers for generated code: the integer and float operations whose SPIR-V meaning differs
 from Python's or numba's (truncating division, shifts, saturating conversions, bit tricks).
 
-Where SPIR-V leaves a result undefined, these pick one answer and document it (README, "Undefined
-results"): x / 0 is all ones (-1 when signed), x % 0 and x mod 0 are x, INT_MIN / -1 is INT_MIN,
+Where SPIR-V leaves a result undefined, these pick one answer and document it
+(docs/guide/numerics.md): x / 0 is all ones (-1 when signed), x % 0 and x mod 0 are x, INT_MIN / -1 is INT_MIN,
 shift counts are taken modulo the bit width, float -> int conversions saturate and NaN gives 0.
 """
 from __future__ import annotations

@@ -30,6 +30,7 @@ class Buffer:
 
     @property
     def bytes(self) -> np.ndarray:
+        """The buffer's memory as a flat uint8 array (a view: writes reach the buffer)."""
         return self.array.reshape(-1).view(np.uint8)
 
     def __repr__(self):

@@ -4,7 +4,7 @@ Integers are LLVM integers of their SPIR-V width (signedness is in the instructi
 result wraps like two's complement hardware. float16/bfloat16 values are held as float values the
 format can represent: one float operation rounded once to the format is exact for + - * / sqrt.
 Where SPIR-V leaves a result undefined (division by zero, out-of-range shifts and conversions),
-the rules give the common hardware answer the README tabulates, never LLVM poison.
+the rules give the common hardware answer docs/guide/numerics.md tabulates, never LLVM poison.
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@
   rows, a block [length, W]) into dense matrices and scatters them into the fragments through the
   profile's lane layout (jitcoop.kernels.qcom, jitcoop.kernels.coopmat), or the reverse.
 
-Where the Vulkan proposal and the SPIR-V text differ, the SPIR-V text rules (README, "Cooperative
-matrix conversions"). The Vulkan environment's extra rules for OpExtractSubArrayQCOM (lengths in
+Where the Vulkan proposal and the SPIR-V text differ, the SPIR-V text rules
+(docs/extensions/qcom.md). The Vulkan environment's extra rules for OpExtractSubArrayQCOM (lengths in
 the property table, start a multiple of the result length) are reported by `jitcoop check`
 (`check_rows`), not enforced.
 """

@@ -125,7 +125,7 @@ def _run_page(page: Path, tmp: Path) -> str | None:
     env = _environment(tmp)
     work = tmp / "work"
     work.mkdir()
-    for folder in ("examples", "notebooks"):
+    for folder in ("examples", "notebooks", "tests"):
         (work / folder).symlink_to(ROOT / folder)
     found = [(lang, code, line) for lang, code, line, skip in blocks(page) if skip is None]
     python = [(line, code) for lang, code, line in found if lang == "python"]

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 import jitcoop
+from jitcoop.runtime import faults as runtime_faults
 
-from . import vk
+from . import faults, vk
 from .descriptors import DescriptorSet, DescriptorUpdateTemplate, apply_writes
 from .device import Device
 from .memory import WHOLE_SIZE, Buffer
@@ -252,12 +253,21 @@ def dispatch(state, groups, base=(0, 0, 0)):
     except PipelineError as e:
         raise DeviceLost(str(e)) from None
     cfg = state.device.config
+    inject = bool(cfg.faults) and faults.reached(cfg.faults, "worker")
     try:
         with state.device.dispatch_lock:
-            k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout)
+            bindings = _bindings(state, p)
+            if inject:
+                runtime_faults.arm_worker()
+            k.dispatch(groups, bindings, push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout)
+    except runtime_faults.WorkerFault as e:
+        raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}): {e}; the buffers were restored") from None
     except jitcoop.JitcoopError as e:
         raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}), {groups[0]} x {groups[1]} x {groups[2]} "
                          f"workgroups: {type(e).__name__}: {e}") from None
+    finally:
+        if inject:
+            runtime_faults.take_worker()        # disarmed, should the dispatch not have started
 
 
 @command

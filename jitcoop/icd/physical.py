@@ -6,7 +6,7 @@ A structure of the application's pNext chain is filled when the driver knows its
 structures zeroed first and then given every member the property table names. Structures of
 extensions the device does not offer are left as they are.
 
-Memory: one heap, the host's RAM, flagged device-local (the CPU is the device), with three
+Memory: one heap, the host's RAM (or JITCOOP_ICD_HEAP bytes), flagged device-local (the CPU is the device), with three
 types: device-local only, device-local + host-visible + coherent, and the same + cached, in the
 order the spec requires (a type whose flags are a subset of another's comes first).
 """
@@ -102,26 +102,24 @@ def vkGetPhysicalDeviceQueueFamilyProperties2(physical_device, p_count, p_props)
     return vk.enumerate_out(p_count, p_props, [0], lambda q, _: _queue_family(q.queueFamilyProperties))
 
 
-def _memory_properties(m):
+def _memory_properties(m, pd):
     m.memoryTypeCount = len(MEMORY_TYPES)
     for i, flags in enumerate(MEMORY_TYPES):
         m.memoryTypes[i].propertyFlags = flags
         m.memoryTypes[i].heapIndex = 0
     m.memoryHeapCount = 1
-    m.memoryHeaps[0].size = properties.host_memory_bytes()
+    m.memoryHeaps[0].size = pd.heap.size
     m.memoryHeaps[0].flags = HEAP_FLAGS
 
 
 @command
 def vkGetPhysicalDeviceMemoryProperties(physical_device, p_props):
-    _pd(physical_device)
-    _memory_properties(p_props)
+    _memory_properties(p_props, _pd(physical_device))
 
 
 @command
 def vkGetPhysicalDeviceMemoryProperties2(physical_device, p_props):
-    _pd(physical_device)
-    _memory_properties(vk.ffi.addressof(p_props.memoryProperties))
+    _memory_properties(vk.ffi.addressof(p_props.memoryProperties), _pd(physical_device))
 
 
 # -- formats and images: a compute driver supports none ---------------------------------------------

@@ -7,17 +7,21 @@ bytes, as VkSpecializationInfo gives them: jitcoop reads them by the constant's 
 required subgroup size. The kernel is compiled at the pipeline's first dispatch
 (JITCOOP_ICD_COMPILE=eager compiles here instead), once per device for every pipeline with the
 same code, entry point, constants, subgroup size and numerics; jitcoop's disk cache keeps it for
-the next process. A pipeline cache therefore holds only its header: jitcoop's cache
+the next process. A compile runs under a time limit (JITCOOP_ICD_COMPILE_TIMEOUT, else jitcoop's
+KernelOptions.compile_timeout); one that fails or runs past it fails the pipeline as a shader
+jitcoop cannot compile, for that device. A pipeline cache therefore holds only its header: jitcoop's cache
 (JITCOOP_CACHE_DIR) is the real one.
 """
 from __future__ import annotations
 
 import hashlib
 import struct
+import time
 
 import jitcoop
+from jitcoop.runtime.limit import run_limited
 
-from . import dispatch_base, vk
+from . import dispatch_base, faults, vk
 from .descriptors import DescriptorSetLayout
 from .device import Device
 from .vk import VkError, command
@@ -98,13 +102,28 @@ class Pipeline(vk.Object):
                 k = dev.kernels.get(self.key)
                 if k is None:
                     try:
-                        k = self.module.kernel(self.entry, spec=self.spec, **self.options)
+                        k = self._compile(self.module)
                     except jitcoop.JitcoopError as e:
                         k = PipelineError(f"{self.describe()} (entry point {self.entry!r}) cannot be compiled: {e}")
                     dev.kernels[self.key] = k
         if isinstance(k, PipelineError):
             raise k
         return k
+
+    def _compile(self, module: jitcoop.Module) -> jitcoop.Kernel:
+        """The entry point of `module` compiled, under the device's compile time limit; a fault
+        injected here (jitcoop.icd.faults) fails as a compile that went wrong."""
+        cfg = self.device.config
+        options = dict(self.options)
+        if cfg.compile_timeout is not None:
+            options["compile_timeout"] = cfg.compile_timeout
+        if cfg.faults:
+            if faults.reached(cfg.faults, "compile"):
+                raise jitcoop.SpirvError(faults.message("compile"))
+            if faults.reached(cfg.faults, "compile_timeout"):
+                run_limited(_never_ends, cfg.compile_timeout or faults.INJECTED_COMPILE_LIMIT,
+                            f"{self.entry!r} ({faults.message('compile_timeout')})")
+        return module.kernel(self.entry, spec=self.spec, **options)
 
     def kernel_with_base(self, base) -> jitcoop.Kernel:
         """The kernel for vkCmdDispatchBase: the module rewritten so workgroup ids start at base."""
@@ -118,13 +137,18 @@ class Pipeline(vk.Object):
                                                tuple(b * n for b, n in zip(base, local)))
                 module = dev.jdev(self.subgroup_size).load(code)
                 with dev.compile_lock:
-                    k = module.kernel(self.entry, spec=self.spec, **self.options)
+                    k = self._compile(module)
             except (dispatch_base.RewriteError, jitcoop.JitcoopError) as e:
                 k = PipelineError(f"{self.describe()} with dispatch base {tuple(base)}: {e}")
             dev.kernels[key] = k
         if isinstance(k, PipelineError):
             raise k
         return k
+
+
+def _never_ends():
+    while True:
+        time.sleep(60)
 
 
 def _module(device: Device, code: bytes, key: str, subgroup_size: int) -> jitcoop.Module:

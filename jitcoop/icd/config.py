@@ -6,8 +6,9 @@
     JITCOOP_ICD_THREADS    worker threads per dispatch (default: every core)
     JITCOOP_ICD_TIMEOUT    seconds a dispatch may run before it is cancelled and the device is
                            lost (default: no limit)
-    JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles at its first dispatch) or eager (at
-                           vkCreateComputePipelines, which then fails for a shader jitcoop cannot run)
+    JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles when a dispatch of it is first
+                           submitted, and that vkQueueSubmit fails for a shader jitcoop cannot
+                           compile) or eager (at vkCreateComputePipelines, which then fails)
     JITCOOP_ICD_COMPILE_TIMEOUT
                            seconds a pipeline's compile may take before it is stopped and fails as a
                            shader jitcoop cannot compile (default: jitcoop's, KernelOptions.compile_timeout)

@@ -8,8 +8,9 @@ A point with N fails the Nth time the process reaches it (counted from 1, over e
 and device); without N, every time. The points, and what the application sees:
 
     alloc            vkAllocateMemory returns VK_ERROR_OUT_OF_DEVICE_MEMORY and allocates nothing
-    compile          a pipeline's compile fails: the dispatch that needs it loses the device (or,
-                     with JITCOOP_ICD_COMPILE=eager, vkCreateComputePipelines returns an error)
+    compile          a pipeline's compile fails: the vkQueueSubmit that first needs it loses the
+                     device and returns VK_ERROR_DEVICE_LOST (or, with JITCOOP_ICD_COMPILE=eager,
+                     vkCreateComputePipelines returns VK_ERROR_UNKNOWN)
     compile_timeout  a pipeline's compile never ends: it runs in a child process under the
                      compile time limit (JITCOOP_ICD_COMPILE_TIMEOUT, 1 s when none is set),
                      which kills it, and then fails as `compile` does

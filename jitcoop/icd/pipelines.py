@@ -4,13 +4,13 @@ Creating a pipeline is cheap: it loads the module (jitcoop parses it and checks 
 every instruction: a SpirvError here fails vkCreateComputePipelines with a message naming the
 instruction), keeps the entry point, the specialization constants the module declares (raw
 bytes, as VkSpecializationInfo gives them: jitcoop reads them by the constant's type) and the
-required subgroup size. The kernel is compiled at the pipeline's first dispatch
-(JITCOOP_ICD_COMPILE=eager compiles here instead), once per device for every pipeline with the
-same code, entry point, constants, subgroup size and numerics; jitcoop's disk cache keeps it for
-the next process. A compile runs under a time limit (JITCOOP_ICD_COMPILE_TIMEOUT, else jitcoop's
-KernelOptions.compile_timeout); one that fails or runs past it fails the pipeline as a shader
-jitcoop cannot compile, for that device. A pipeline cache therefore holds only its header: jitcoop's cache
-(JITCOOP_CACHE_DIR) is the real one.
+required subgroup size. The kernel is compiled when a dispatch of the pipeline is first
+submitted (JITCOOP_ICD_COMPILE=eager compiles here instead), once per device for every pipeline
+with the same code, entry point, constants, subgroup size and numerics; jitcoop's disk cache keeps
+it for the next process. A compile runs under a time limit (JITCOOP_ICD_COMPILE_TIMEOUT, else
+jitcoop's KernelOptions.compile_timeout); one that fails or runs past it fails the pipeline on
+that device, as a shader jitcoop cannot compile does. A pipeline cache therefore holds only its
+header: jitcoop's cache (JITCOOP_CACHE_DIR) is the real one.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ _BUFFER_STORAGE = ("StorageBuffer", "Uniform")
 
 
 class PipelineError(Exception):
-    """A pipeline jitcoop cannot compile: raised at its first dispatch (the message says why)."""
+    """A pipeline jitcoop cannot compile: raised where it is first compiled (the message says why)."""
 
 
 class ShaderModule(vk.Object):

@@ -63,7 +63,10 @@ def lines(output: str, prefix: str) -> list:
 
 # -- every entry point ---------------------------------------------------------------------------------
 
-GUARD_SCRIPT = textwrap.dedent("""
+# commands whose replacement returns a str: one of each result kind (VkResult, a value, a pointer)
+WRONG_TYPE = ("vkCreateFence", "vkGetBufferDeviceAddress", "vkGetDeviceProcAddr")
+
+GUARD_SCRIPT = f"WRONG_TYPE = {WRONG_TYPE!r}\n" + textwrap.dedent("""
     import ctypes, sys
     from jitcoop import icd
     from jitcoop.icd import entry, vk
@@ -79,9 +82,15 @@ GUARD_SCRIPT = textwrap.dedent("""
     def no_memory(*args):
         raise MemoryError
 
+    def wrong_type(*args):
+        return "not a C value"
+
     implemented = sorted(vk.COMMANDS)
     for name in implemented:
-        vk.COMMANDS[name] = no_memory if name == "vkCreateBuffer" else boom
+        vk.COMMANDS[name] = boom
+    vk.COMMANDS["vkCreateBuffer"] = no_memory
+    for name in WRONG_TYPE:
+        vk.COMMANDS[name] = wrong_type
     # the library's first call starts the driver (this interpreter's modules, patched above)
     ctypes.CDLL(str(icd.LIBRARY)).vk_icdNegotiateLoaderICDInterfaceVersion(ctypes.byref(ctypes.c_uint32(5)))
     mod = sys.modules["jitcoop.icd._vulkan"]
@@ -105,10 +114,11 @@ GUARD_SCRIPT = textwrap.dedent("""
 
 
 def test_every_entry_point_turns_an_exception_into_a_result(manifest):    # noqa: F811
-    """Every command the library exports, its implementation replaced by one that raises: each
-    returns VK_ERROR_UNKNOWN (VK_ERROR_OUT_OF_HOST_MEMORY for a MemoryError; an unsupported
-    command its VK_ERROR_FEATURE_NOT_PRESENT), NULL or 0, and says so on stderr; no exception
-    reaches cffi (which would print "From cffi callback" and return 0, VK_SUCCESS)."""
+    """Every command the library exports, its implementation replaced by one that raises (or
+    returns a value of the wrong type): each returns VK_ERROR_UNKNOWN (VK_ERROR_OUT_OF_HOST_MEMORY
+    for a MemoryError; an unsupported command its VK_ERROR_FEATURE_NOT_PRESENT), NULL or 0, and
+    says so on stderr; no exception reaches cffi's own handler (which prints "From cffi
+    callback" and returns 0, VK_SUCCESS)."""
     p = subprocess.run([sys.executable, "-c", GUARD_SCRIPT], capture_output=True, text=True, timeout=TIMEOUT,
                        env=vk_env(manifest, validation=False))
     assert p.returncode == 0, p.stderr[-3000:]
@@ -121,7 +131,10 @@ def test_every_entry_point_turns_an_exception_into_a_result(manifest):    # noqa
         want = {"VkResult": str(-1 if base == "vkCreateBuffer" else UNKNOWN if base in implemented else -8),
                 "void": "None", "pointer": "null", "value": "0"}[kind]
         assert value == want, (name, kind, value)
-        if base in implemented and base != "vkCreateBuffer":
+        if base in WRONG_TYPE:
+            assert f"error: {name}: internal error in jitcoop's Vulkan driver: its result cannot be returned" \
+                in p.stderr, name
+        elif base in implemented and base != "vkCreateBuffer":
             assert f"error: {name}: internal error in jitcoop's Vulkan driver: Boom: raised on purpose" in p.stderr
     assert "error: vkCreateBuffer: out of host memory" in p.stderr
     assert lines(p.stdout, "icd ") == [f"icd negotiate {UNKNOWN}", "icd instance_proc_addr True",

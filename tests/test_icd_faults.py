@@ -145,8 +145,9 @@ def test_every_entry_point_turns_an_exception_into_a_result(manifest):    # noqa
 
 def test_allocations_past_the_heap_fail_and_the_application_goes_on(faults_program, manifest):    # noqa: F811
     """A 64 MiB heap (JITCOOP_ICD_HEAP=64M), the first allocation failed by injection: then two
-    thirds (and a byte each) fit and the third does not, nor does the heap plus a byte; freeing
-    one makes room again, and a dispatch still runs right."""
+    thirds (and a byte each) fit and the third does not, nor does the heap plus a byte;
+    VK_EXT_memory_budget says so (the heap's budget, two thirds used); freeing one makes room
+    again, and a dispatch still runs right."""
     p = run([faults_program, "alloc", SHADERS], faults_env(manifest, heap="64M", faults="alloc:1"))
     no_abort(p)
     assert lines(p.stdout, "heap ") == [f"heap {64 << 20}"]
@@ -156,6 +157,7 @@ def test_allocations_past_the_heap_fail_and_the_application_goes_on(faults_progr
                                          "alloc after free 0"]
     assert lines(p.stdout, "dispatch after ") == ["dispatch after 0 correct"]
     third = (64 << 20) // 3 + 1
+    assert lines(p.stdout, "budget ") == [f"budget {64 << 20} usage {2 * third}"]
     assert f"debug error: vkAllocateMemory: {third} bytes: the heap of {64 << 20} bytes has " \
            f"{(64 << 20) - 2 * third} left" in p.stdout
     assert "debug error: vkAllocateMemory: 4096 bytes: injected fault (alloc, JITCOOP_ICD_FAULTS)" in p.stdout

@@ -6,9 +6,11 @@ A structure of the application's pNext chain is filled when the driver knows its
 structures zeroed first and then given every member the property table names. Structures of
 extensions the device does not offer are left as they are.
 
-Memory: one heap, the host's RAM (or JITCOOP_ICD_HEAP bytes), flagged device-local (the CPU is the device), with three
-types: device-local only, device-local + host-visible + coherent, and the same + cached, in the
-order the spec requires (a type whose flags are a subset of another's comes first).
+Memory: one heap, the host's RAM (or JITCOOP_ICD_HEAP bytes), flagged device-local (the CPU is
+the device), with three types: device-local only, device-local + host-visible + coherent, and the
+same + cached, in the order the spec requires (a type whose flags are a subset of another's comes
+first). VK_EXT_memory_budget reports the heap's size as its budget and the bytes the devices
+have allocated from it as its usage.
 """
 from __future__ import annotations
 
@@ -119,7 +121,14 @@ def vkGetPhysicalDeviceMemoryProperties(physical_device, p_props):
 
 @command
 def vkGetPhysicalDeviceMemoryProperties2(physical_device, p_props):
-    _memory_properties(vk.ffi.addressof(p_props.memoryProperties), _pd(physical_device))
+    pd = _pd(physical_device)
+    _memory_properties(vk.ffi.addressof(p_props.memoryProperties), pd)
+    budget = vk.find(p_props, vk.lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT,
+                     "VkPhysicalDeviceMemoryBudgetPropertiesEXT")
+    if budget is not None:               # VK_EXT_memory_budget: the heap's size, and what is allocated
+        for i in range(len(budget.heapBudget)):
+            budget.heapBudget[i] = budget.heapUsage[i] = 0
+        budget.heapBudget[0], budget.heapUsage[0] = pd.heap.size, pd.heap.used
 
 
 # -- formats and images: a compute driver supports none ---------------------------------------------

@@ -2,7 +2,8 @@
  * settings, JITCOOP_ICD_FAULTS among them, and reads the lines this prints; vkutil.h).
  *
  *   faults alloc SHADER_DIR       allocations past the heap: VK_ERROR_OUT_OF_DEVICE_MEMORY, and the
- *                                 application goes on (frees, allocates again, dispatches)
+ *                                 application goes on (frees, allocates again, dispatches); the
+ *                                 heap's budget and usage (VK_EXT_memory_budget) meanwhile
  *   faults dispatch SHADER_DIR    one dispatch of ids.spv on a first device and then on a second:
  *                                 each device's results ("device A: pipeline R submit R wait R
  *                                 buffer untouched|correct|changed") for the test to judge
@@ -152,6 +153,12 @@ static void run_alloc(void) {
     VkResult r2 = allocate(d.dev, part, &m[2]);
     VkResult r3 = allocate(d.dev, part, &m[3]);
     printf("alloc thirds %d %d %d handle %s\n", (int)r1, (int)r2, (int)r3, m[3] == VK_NULL_HANDLE ? "null" : "set");
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    mp2.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(g_pd, &mp2);
+    printf("budget %llu usage %llu\n", (unsigned long long)budget.heapBudget[0],
+           (unsigned long long)budget.heapUsage[0]);
     VkResult whole = allocate(d.dev, heap + 1, &m[3]);
     printf("alloc past heap %d\n", (int)whole);
     vkFreeMemory(d.dev, m[1], NULL);
@@ -314,7 +321,8 @@ static int run_exit(const char *how) {
     VKCHECK(new_pipeline(&d, done ? "ids.spv" : "spin.spv", &pipe));
     Buf out = make_buffer(g_pd, d.dev, 4096, 0);
     VkCommandPool pool = new_pool(d.dev);
-    VkCommandBuffer cb = record(&d, pool, pipe, &out, done ? 4 : 0, 1, done ? 1 : 64);   /* spin: every dispatch thread busy */
+    /* spin.spv over 64 workgroups: every dispatch thread is busy when the process ends */
+    VkCommandBuffer cb = record(&d, pool, pipe, &out, done ? 4 : 0, 1, done ? 1 : 64);
     VkFence f = new_fence(d.dev);
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;

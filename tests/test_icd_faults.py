@@ -10,6 +10,7 @@ runs under the Khronos validation layer, whose thread-safety checks would name a
 on an object another thread holds.
 """
 import ctypes.util
+import os
 import re
 import shutil
 import signal
@@ -31,7 +32,6 @@ PROMPT = 60                 # seconds: a process that takes longer to exit hangs
 
 @pytest.fixture(scope="module")
 def faults_program(tmp_path_factory, manifest):     # noqa: F811
-    import os
     out = tmp_path_factory.mktemp("icd_faults") / "faults"
     inc = str(HERE.parent.parent / "jitcoop" / "icd" / "include")
     subprocess.run([os.environ.get("CC", "cc"), "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror",
@@ -41,6 +41,7 @@ def faults_program(tmp_path_factory, manifest):     # noqa: F811
 
 
 def faults_env(manifest, validation=False, **settings):     # noqa: F811
+    """The driver alone, with these JITCOOP_ICD_* settings (threads=2: JITCOOP_ICD_THREADS=2) and no others."""
     env = vk_env(manifest, validation=validation)
     for k in ("JITCOOP_ICD_FAULTS", "JITCOOP_ICD_HEAP", "JITCOOP_ICD_COMPILE", "JITCOOP_ICD_COMPILE_TIMEOUT",
               "JITCOOP_ICD_THREADS", "JITCOOP_ICD_TIMEOUT"):

@@ -221,9 +221,11 @@ def test_an_eager_compile_fault_fails_pipeline_creation(faults_program, manifest
     assert "debug error: vkCreateComputePipelines (pipeline 0): VkPipeline" in p.stdout
 
 
-def test_worker_fault_through_the_python_api():
-    """The runtime's injection point alone: the dispatch raises WorkerFault and the bound array
-    keeps its contents, though the threads had run every workgroup."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_worker_fault_through_the_python_api(threads):
+    """The runtime's injection point alone (on the worker thread, or on the dispatching thread
+    when it runs alone): the dispatch raises WorkerFault and the bound array keeps its contents,
+    though the threads had run every workgroup."""
     import jitcoop
     from jitcoop.runtime import faults
     k = jitcoop.Device("nvidia").load(SHADERS / "ids.spv").kernel("main")
@@ -231,9 +233,9 @@ def test_worker_fault_through_the_python_api():
     out = np.full((grid[1] * 2, width, 4), 0xA5A5A5A5, np.uint32)
     faults.arm_worker()
     with pytest.raises(faults.WorkerFault):
-        k.dispatch(grid, {0: out}, push=np.uint32(width).tobytes(), threads=2)
+        k.dispatch(grid, {0: out}, push=np.uint32(width).tobytes(), threads=threads)
     assert (out == 0xA5A5A5A5).all()
-    k.dispatch(grid, {0: out}, push=np.uint32(width).tobytes(), threads=2)      # disarmed: runs
+    k.dispatch(grid, {0: out}, push=np.uint32(width).tobytes(), threads=threads)      # disarmed: runs
     gy, gx = np.mgrid[0:grid[1] * 2, 0:width]
     assert np.array_equal(out, np.stack([gx // 4, gy // 2, 0 * gx, gx + 1000 * gy], -1).astype(np.uint32))
 

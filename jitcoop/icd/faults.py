@@ -14,8 +14,9 @@ and device); without N, every time. The points, and what the application sees:
     compile_timeout  a pipeline's compile never ends: it runs in a child process under the
                      compile time limit (JITCOOP_ICD_COMPILE_TIMEOUT, 1 s when none is set),
                      which kills it, and then fails as `compile` does
-    worker           a thread of a dispatch raises once it has run its share of the workgroups:
-                     the buffers the dispatch wrote are restored and the device is lost
+    worker           a thread of a dispatch raises once it has run its share of the workgroups
+                     (jitcoop.runtime.faults): the buffers the dispatch wrote are restored and
+                     the device is lost
 
 Every injected fault is reported through VK_EXT_debug_utils (or stderr) as "injected fault".
 """

@@ -138,7 +138,10 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
         if inline:
             (faults.failing(drive) if fail and nthreads == 1 else drive)(at, mine[0])
             for r in running:
-                workers.release(r)
+                if fail and r is running[-1]:
+                    r.wait()        # (the failing worker raises even if it starts after the work is done)
+                else:
+                    workers.release(r)
         else:
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)

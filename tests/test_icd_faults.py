@@ -196,6 +196,17 @@ def test_a_failed_dispatch_loses_its_device_only(faults_program, manifest, fault
     assert re.search("debug error: " + message, p.stdout), p.stdout[-3000:]
 
 
+def test_a_compile_fault_in_a_secondary_command_buffer_fails_the_submit(faults_program, manifest):    # noqa: F811
+    """The dispatch recorded in a secondary command buffer, which a primary one executes: the
+    submit of the primary compiles it, and fails."""
+    p = run([faults_program, "dispatch", SHADERS, "secondary"], faults_env(manifest, faults="compile:1"))
+    no_abort(p)
+    assert lines(p.stdout, "device ") == [
+        f"device A: pipeline 0 submit {DEVICE_LOST} wait {DEVICE_LOST} buffer untouched later submit {DEVICE_LOST}",
+        "device B: pipeline 0 submit 0 wait 0 buffer correct later submit 0"]
+    assert re.search("debug error: " + LOST_AT_SUBMIT + "cannot be compiled: injected fault", p.stdout)
+
+
 def test_a_compile_past_the_time_limit_loses_the_device(faults_program, manifest, tmp_path):    # noqa: F811
     """JITCOOP_ICD_COMPILE_TIMEOUT=0.001 and an empty kernel cache: the compile (in its child
     process) is stopped at the limit, and each device's first submit loses it."""

@@ -4,9 +4,11 @@
  *   faults alloc SHADER_DIR       allocations past the heap: VK_ERROR_OUT_OF_DEVICE_MEMORY, and the
  *                                 application goes on (frees, allocates again, dispatches); the
  *                                 heap's budget and usage (VK_EXT_memory_budget) meanwhile
- *   faults dispatch SHADER_DIR    one dispatch of ids.spv on a first device and then on a second:
- *                                 each device's results ("device A: pipeline R submit R wait R
- *                                 buffer untouched|correct|changed") for the test to judge
+ *   faults dispatch SHADER_DIR [secondary]
+ *                                 one dispatch of ids.spv on a first device and then on a second
+ *                                 (recorded in a secondary command buffer with "secondary"): each
+ *                                 device's results ("device A: pipeline R submit R wait R buffer
+ *                                 untouched|correct|changed later submit R") for the test to judge
  *   faults threads SHADER_DIR     command buffers recorded on several threads from their own
  *                                 pools, submitted to one queue under a mutex, with
  *                                 vkQueueWaitIdle from another thread; results against the CPU
@@ -82,17 +84,26 @@ static VkCommandPool new_pool(VkDevice dev) {
     return pool;
 }
 
-/* A command buffer of `pool` that runs `pipe` over gx x gy workgroups into `out`, push constant `push`. */
-static VkCommandBuffer record(Dev *d, VkCommandPool pool, VkPipeline pipe, Buf *out, uint32_t push,
-                              uint32_t gx, uint32_t gy) {
+static VkCommandBuffer begin(Dev *d, VkCommandPool pool, VkCommandBufferLevel level) {
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.level = level;
     ai.commandBufferCount = 1;
     VkCommandBuffer cb;
     VKCHECK(vkAllocateCommandBuffers(d->dev, &ai, &cb));
+    VkCommandBufferInheritanceInfo inh = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.pInheritanceInfo = level == VK_COMMAND_BUFFER_LEVEL_SECONDARY ? &inh : NULL;
     VKCHECK(vkBeginCommandBuffer(cb, &bi));
+    return cb;
+}
+
+/* A command buffer of `pool` that runs `pipe` over gx x gy workgroups into `out`, push constant
+ * `push`; with `secondary`, a primary one that executes a secondary one that does. */
+static VkCommandBuffer record_as(Dev *d, VkCommandPool pool, VkPipeline pipe, Buf *out, uint32_t push,
+                                 uint32_t gx, uint32_t gy, int secondary) {
+    VkCommandBuffer cb =
+        begin(d, pool, secondary ? VK_COMMAND_BUFFER_LEVEL_SECONDARY : VK_COMMAND_BUFFER_LEVEL_PRIMARY);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     VkDescriptorBufferInfo dbi = {out->buffer, 0, VK_WHOLE_SIZE};
     VkWriteDescriptorSet w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -103,7 +114,16 @@ static VkCommandBuffer record(Dev *d, VkCommandPool pool, VkPipeline pipe, Buf *
     vkCmdPushConstants(cb, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &push);
     vkCmdDispatch(cb, gx, gy, 1);
     VKCHECK(vkEndCommandBuffer(cb));
-    return cb;
+    if (!secondary) return cb;
+    VkCommandBuffer primary = begin(d, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
+    vkCmdExecuteCommands(primary, 1, &cb);
+    VKCHECK(vkEndCommandBuffer(primary));
+    return primary;
+}
+
+static VkCommandBuffer record(Dev *d, VkCommandPool pool, VkPipeline pipe, Buf *out, uint32_t push,
+                              uint32_t gx, uint32_t gy) {
+    return record_as(d, pool, pipe, out, push, gx, gy, 0);
 }
 
 static VkFence new_fence(VkDevice dev) {
@@ -194,6 +214,8 @@ static void run_alloc(void) {
 #define GY 32
 
 /* One dispatch on a new device, reported; the device is left as it is (lost or not). */
+static int g_secondary;      /* dispatch mode: the dispatch is recorded in a secondary command buffer */
+
 static void dispatch_on_new_device(const char *label) {
     Dev d = new_device();
     VkPipeline pipe = VK_NULL_HANDLE;
@@ -204,7 +226,7 @@ static void dispatch_on_new_device(const char *label) {
     VkResult sr = VK_NOT_READY, wr = VK_NOT_READY;
     if (pr == VK_SUCCESS) {
         VkCommandPool pool = new_pool(d.dev);
-        VkCommandBuffer cb = record(&d, pool, pipe, &out, width, GX, GY);
+        VkCommandBuffer cb = record_as(&d, pool, pipe, &out, width, GX, GY, g_secondary);
         VkFence f = new_fence(d.dev);
         VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
         si.commandBufferCount = 1;
@@ -358,6 +380,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "alloc") == 0) {
         run_alloc();
     } else if (strcmp(mode, "dispatch") == 0) {
+        g_secondary = argc == 4 && strcmp(argv[3], "secondary") == 0;
         dispatch_on_new_device("A");
         dispatch_on_new_device("B");
     } else if (strcmp(mode, "threads") == 0) {

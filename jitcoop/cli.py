@@ -429,7 +429,9 @@ def cmd_icd(a) -> int:
               "Physical devices, one per device profile (default nvidia; see `jitcoop devices`):\n"
               "    JITCOOP_ICD_PROFILES=nvidia,generic:16\n"
               "Other settings: JITCOOP_ICD_NUMERICS, JITCOOP_ICD_THREADS, JITCOOP_ICD_TIMEOUT, "
-              "JITCOOP_ICD_COMPILE (docs/guide/vulkan-driver.md).")
+              "JITCOOP_ICD_COMPILE, JITCOOP_ICD_STRICT, JITCOOP_ICD_HIDE (docs/guide/vulkan-driver.md, "
+              "docs/guide/diagnostics.md); JITCOOP_ICD_COMPILE_TIMEOUT, JITCOOP_ICD_HEAP, and for tests "
+              "JITCOOP_ICD_FAULTS (docs/guide/faults.md).")
     return 0
 
 

@@ -62,6 +62,7 @@ static const struct jc_extension jc_extensions[%d];
 static const struct jc_command jc_commands[%d];
 const char *jc_library_path(void);
 void jc_python_ready(void);
+int jc_owns_python(void);
 extern "Python" VkResult jc_icd_negotiate(uint32_t *pVersion);
 extern "Python" PFN_vkVoidFunction jc_icd_get_instance_proc_addr(VkInstance instance, const char *pName);
 extern "Python" PFN_vkVoidFunction jc_icd_get_physical_device_proc_addr(VkInstance instance, const char *pName);
@@ -95,6 +96,8 @@ static void jc_python_ready(void) { jc_ready = 1; }
 
 static pthread_once_t jc_once = PTHREAD_ONCE_INIT;
 static int jc_started;
+static int jc_own;                    /* the driver started Python: the application is not a Python program */
+static int jc_owns_python(void) { return jc_own; }
 
 static void jc_start(void) {
     if (Py_IsInitialized()) {        /* a Python program loaded the driver: use its interpreter */
@@ -119,6 +122,7 @@ static void jc_start(void) {
         return;
     }
     PyEval_SaveThread();              /* cffi takes the GIL on each call */
+    jc_own = 1;
     jc_started = 1;
 }
 
@@ -164,6 +168,13 @@ _mod = sys.modules[{MODULE!r}]
 _root = str(Path(_mod.ffi.string(_mod.lib.jc_library_path()).decode()).resolve().parents[2])
 if _root not in sys.path:
     sys.path.insert(0, _root)
+if _mod.lib.jc_owns_python():
+    # Importing signal gives SIGINT Python's handler where the application had none (whatever
+    # install_signal_handlers says); the handler only sets a flag for the main thread's next
+    # Python code, so Ctrl-C would no longer end the application: SIGINT goes back to its default.
+    import signal
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 from jitcoop.icd import entry
 entry.install(_mod.ffi, _mod.lib)
 _mod.lib.jc_python_ready()

@@ -3,7 +3,9 @@
 Recording appends (command name, function, arguments) to the buffer, capturing what Vulkan
 says is captured at record time (push constant values, dynamic offsets, push descriptors,
 update data); descriptor sets are read when the command runs. The queue's worker runs the list
-with `execute`, which keeps the bound pipeline, descriptor sets and push constants.
+with `execute`, which keeps the bound pipeline, descriptor sets and push constants. The kernels a
+command buffer dispatches are compiled when it is submitted (`compile_kernels`), on the submitting
+thread: a pipeline that cannot be compiled fails that vkQueueSubmit.
 
 A dispatch binds each (set, binding) the shader declares to a numpy view of the buffer's memory
 (offset and range from the descriptor, plus its dynamic offset) and calls
@@ -15,8 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 import jitcoop
+from jitcoop.runtime import faults as runtime_faults
 
-from . import debug, vk
+from . import debug, faults, vk
+from .debug import report_error
 from .descriptors import DescriptorSet, DescriptorUpdateTemplate, apply_writes
 from .device import Device
 from .memory import WHOLE_SIZE, Buffer
@@ -46,10 +50,28 @@ class CommandBuffer(vk.Object):
     def __init__(self, device, pool: CommandPool):
         self.device = device
         self.pool = pool
+        self.reset()
+
+    def reset(self):
         self.ops: list = []
+        self.bound: Pipeline | None = None     # the pipeline bound last, as recorded
+        self.kernels: set = set()              # (pipeline, dispatch base) of every dispatch recorded
+        self.secondaries: list = []
 
     def record(self, name, fn, *args):
         self.ops.append((name, fn, args))
+
+    def dispatches(self, base=(0, 0, 0)):
+        """Note a dispatch of the pipeline bound now (its kernel is compiled at submit)."""
+        if self.bound is not None:
+            self.kernels.add((self.bound, base))
+
+    def needed_kernels(self) -> set:
+        """(pipeline, base) of every dispatch the command buffer and its secondaries record."""
+        out = set(self.kernels)
+        for sb in self.secondaries:
+            out |= sb.needed_kernels()
+        return out
 
     def release(self):
         self.pool.buffers.discard(self)
@@ -82,6 +104,23 @@ def execute(cb: CommandBuffer, queue):
             raise DeviceLost(f"{name} (command {i} of {cb.describe()}): {e.args[0]}") from None
 
 
+def compile_kernels(device, cbs):
+    """Compile the kernels the command buffers dispatch, before they are queued (a pipeline
+    compiles once per device: later submits find it compiled). A pipeline that cannot be compiled
+    (jitcoop cannot, the compile ran past its limit) loses the device here, and vkQueueSubmit
+    returns VK_ERROR_DEVICE_LOST, so the failure is the submit's own."""
+    device.check_lost()
+    for cb in cbs:
+        for p, base in cb.needed_kernels():
+            try:
+                p.kernel() if base == (0, 0, 0) else p.kernel_with_base(base)
+            except PipelineError as e:
+                message = f"vkQueueSubmit: {cb.describe()}: {e}"
+                report_error(device, f"device lost: {message}")
+                device.lose(message)
+                raise VkError(vk.lib.VK_ERROR_DEVICE_LOST) from None
+
+
 def _cb(handle) -> CommandBuffer:
     return vk.get(handle, CommandBuffer)
 
@@ -103,7 +142,7 @@ def vkDestroyCommandPool(device, pool, allocator):
 @command
 def vkResetCommandPool(device, pool, flags):
     for cb in vk.get(pool, CommandPool).buffers:
-        cb.ops = []
+        cb.reset()
 
 
 @command
@@ -131,7 +170,7 @@ def vkFreeCommandBuffers(device, pool, count, buffers):
 
 @command
 def vkBeginCommandBuffer(cmd, info):
-    _cb(cmd).ops = []
+    _cb(cmd).reset()
 
 
 @command
@@ -141,7 +180,7 @@ def vkEndCommandBuffer(cmd):
 
 @command
 def vkResetCommandBuffer(cmd, flags):
-    _cb(cmd).ops = []
+    _cb(cmd).reset()
 
 
 @command
@@ -151,7 +190,9 @@ def vkCmdExecuteCommands(cmd, count, buffers):
     def run(state):
         for sb in secondaries:
             execute(sb, state.queue)
-    _cb(cmd).record("vkCmdExecuteCommands", run)
+    cb = _cb(cmd)
+    cb.secondaries += secondaries
+    cb.record("vkCmdExecuteCommands", run)
 
 
 # -- state -----------------------------------------------------------------------------------------
@@ -163,7 +204,9 @@ def _bind_pipeline(state, pipeline):
 @command
 def vkCmdBindPipeline(cmd, bind_point, pipeline):
     if bind_point == vk.lib.VK_PIPELINE_BIND_POINT_COMPUTE:
-        _cb(cmd).record("vkCmdBindPipeline", _bind_pipeline, vk.get(pipeline, Pipeline))
+        cb = _cb(cmd)
+        cb.bound = vk.get(pipeline, Pipeline)
+        cb.record("vkCmdBindPipeline", _bind_pipeline, cb.bound)
 
 
 def _bind_sets(state, first, sets):
@@ -252,23 +295,38 @@ def dispatch(state, groups, base=(0, 0, 0)):
     except PipelineError as e:
         raise DeviceLost(str(e)) from None
     cfg = state.device.config
+    inject = bool(cfg.faults) and faults.reached(cfg.faults, "worker")
     try:
         with state.device.dispatch_lock:
-            k.dispatch(groups, _bindings(state, p), push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout,
+            bindings = _bindings(state, p)
+            if inject:
+                runtime_faults.arm_worker()
+            k.dispatch(groups, bindings, push=bytes(state.push), threads=cfg.threads, timeout=cfg.timeout,
                        on_diagnostic=lambda w: debug.portability(state.device, w, p.describe(), (p,)))
+    except runtime_faults.WorkerFault as e:
+        raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}): {e}; the buffers were restored") from None
     except jitcoop.JitcoopError as e:
         raise DeviceLost(f"{p.describe()} (entry point {p.entry!r}), {groups[0]} x {groups[1]} x {groups[2]} "
                          f"workgroups: {type(e).__name__}: {e}") from None
+    finally:
+        if inject:
+            runtime_faults.take_worker()        # disarmed, should the dispatch not have started
 
 
 @command
 def vkCmdDispatch(cmd, x, y, z):
-    _cb(cmd).record("vkCmdDispatch", dispatch, (x, y, z))
+    cb = _cb(cmd)
+    if x and y and z:
+        cb.dispatches()
+    cb.record("vkCmdDispatch", dispatch, (x, y, z))
 
 
 @command
 def vkCmdDispatchBase(cmd, bx, by, bz, x, y, z):
-    _cb(cmd).record("vkCmdDispatchBase", dispatch, (x, y, z), (bx, by, bz))
+    cb = _cb(cmd)
+    if x and y and z:
+        cb.dispatches((bx, by, bz))
+    cb.record("vkCmdDispatchBase", dispatch, (x, y, z), (bx, by, bz))
 
 
 def _dispatch_indirect(state, buffer, offset):
@@ -278,7 +336,9 @@ def _dispatch_indirect(state, buffer, offset):
 
 @command
 def vkCmdDispatchIndirect(cmd, buffer, offset):
-    _cb(cmd).record("vkCmdDispatchIndirect", _dispatch_indirect, vk.get(buffer, Buffer), offset)
+    cb = _cb(cmd)
+    cb.dispatches()
+    cb.record("vkCmdDispatchIndirect", _dispatch_indirect, vk.get(buffer, Buffer), offset)
 
 
 # -- transfers -------------------------------------------------------------------------------------

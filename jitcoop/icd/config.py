@@ -6,8 +6,15 @@
     JITCOOP_ICD_THREADS    worker threads per dispatch (default: every core)
     JITCOOP_ICD_TIMEOUT    seconds a dispatch may run before it is cancelled and the device is
                            lost (default: no limit)
-    JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles at its first dispatch) or eager (at
-                           vkCreateComputePipelines, which then fails for a shader jitcoop cannot run)
+    JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles when a dispatch of it is first
+                           submitted, and that vkQueueSubmit fails for a shader jitcoop cannot
+                           compile) or eager (at vkCreateComputePipelines, which then fails)
+    JITCOOP_ICD_COMPILE_TIMEOUT
+                           seconds a pipeline's compile may take before it is stopped and fails as a
+                           shader jitcoop cannot compile (default: jitcoop's, KernelOptions.compile_timeout)
+    JITCOOP_ICD_HEAP       size of the memory heap that allocations are counted against: bytes, or
+                           with a K, M or G suffix (default: the host's memory)
+    JITCOOP_ICD_FAULTS     faults to inject, for testing (jitcoop.icd.faults): e.g. "alloc:3,worker"
     JITCOOP_ICD_HIDE       device extensions not to offer, comma-separated (an application's paths
                            for other devices: VK_NV_cooperative_matrix2 hidden leaves KHR cooperative
                            matrices; VK_KHR_cooperative_matrix too leaves neither)
@@ -22,6 +29,7 @@ import os
 from dataclasses import dataclass
 
 from .. import devices
+from . import faults as faults_
 
 
 class ConfigError(ValueError):
@@ -35,6 +43,9 @@ class Config:
     threads: int | None
     timeout: float | None
     eager: bool
+    compile_timeout: float | None = None
+    heap: int | None = None        # bytes; None: the host's memory
+    faults: tuple = ()             # jitcoop.icd.faults.Fault
     strict: bool = False
     hidden: tuple = ()         # device extensions not offered
 
@@ -73,6 +84,23 @@ def _number(name, cast, positive=True):
     return x
 
 
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(name):
+    v = os.environ.get(name, "").strip()
+    if not v:
+        return None
+    unit = v[-1:].upper() if v[-1:].upper() in _UNITS else ""
+    try:
+        n = int(v[:len(v) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ConfigError(f"{name}={v!r}: give a positive number of bytes, or with a K, M or G suffix")
+    return n
+
+
 def load() -> Config:
     """The settings now (read at each vkCreateInstance / vkCreateDevice)."""
     from ..options import NUMERICS
@@ -82,12 +110,17 @@ def load() -> Config:
     compile_mode = os.environ.get("JITCOOP_ICD_COMPILE", "lazy").strip() or "lazy"
     if compile_mode not in ("lazy", "eager"):
         raise ConfigError(f"JITCOOP_ICD_COMPILE={compile_mode!r}: use lazy or eager")
+    try:
+        faults = faults_.parse(os.environ.get("JITCOOP_ICD_FAULTS", ""))
+    except faults_.FaultsError as e:
+        raise ConfigError(str(e)) from None
     strict = os.environ.get("JITCOOP_ICD_STRICT", "0").strip() or "0"
     if strict not in ("0", "1"):
         raise ConfigError(f"JITCOOP_ICD_STRICT={strict!r}: use 0 or 1")
     return Config(_profiles(os.environ.get("JITCOOP_ICD_PROFILES", "nvidia")), numerics,
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
-                  compile_mode == "eager", strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")))
+                  compile_mode == "eager", _number("JITCOOP_ICD_COMPILE_TIMEOUT", float),
+                  _size("JITCOOP_ICD_HEAP"), faults, strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")))
 
 
 def _hidden(text: str) -> tuple:

@@ -5,13 +5,14 @@ built with (`lib.jc_commands`: core 1.0-1.3 and the extensions of `extensions.py
 attaches the implementation registered with `@vk.command` to each; a command of the core API
 that a compute driver does not implement (images, graphics) gets a stub that reports the call
 through VK_EXT_debug_utils and returns VK_ERROR_FEATURE_NOT_PRESENT, so that an application
-calling one sees an error, not a crash. Every implementation runs behind a guard: a VkError
-becomes its result code; any other exception is reported (with its traceback on stderr) and
-becomes VK_ERROR_UNKNOWN (or VK_ERROR_OUT_OF_HOST_MEMORY), so no Python exception ever
-reaches the application.
+calling one sees an error, not a crash. Every implementation runs behind a guard (`_extern`, the
+one place that attaches Python to the library): a VkError becomes its result code; any other
+exception is reported (with its traceback on stderr) and becomes VK_ERROR_UNKNOWN (or
+VK_ERROR_OUT_OF_HOST_MEMORY), so no Python exception ever reaches the application.
 """
 from __future__ import annotations
 
+import sys
 import traceback
 
 from . import vk
@@ -34,13 +35,11 @@ def install(ffi, lib):
         name, section = vk.string(c.name), vk.string(c.section)
         _sections[name] = section
         _attach(ffi, lib, name, _implementation(name))
-    ffi.def_extern(name="jc_icd_negotiate")(_guard("vk_icdNegotiateLoaderICDInterfaceVersion",
-                                                   _negotiate, "VkResult"))
-    ffi.def_extern(name="jc_icd_get_instance_proc_addr")(
-        _guard("vk_icdGetInstanceProcAddr", lambda inst, name: instance_proc_addr(inst, vk.string(name)), "PFN"))
-    ffi.def_extern(name="jc_icd_get_physical_device_proc_addr")(
-        _guard("vk_icdGetPhysicalDeviceProcAddr", lambda inst, name: physical_device_proc_addr(vk.string(name)),
-               "PFN"))
+    _extern(ffi, "jc_icd_negotiate", "vk_icdNegotiateLoaderICDInterfaceVersion", _negotiate, "VkResult")
+    _extern(ffi, "jc_icd_get_instance_proc_addr", "vk_icdGetInstanceProcAddr",
+            lambda inst, name: instance_proc_addr(inst, vk.string(name)), "PFN")
+    _extern(ffi, "jc_icd_get_physical_device_proc_addr", "vk_icdGetPhysicalDeviceProcAddr",
+            lambda inst, name: physical_device_proc_addr(vk.string(name)), "PFN")
 
 
 def _implementation(name):
@@ -63,7 +62,7 @@ def _attach(ffi, lib, name, fn):
     result = ctype.result
     kind = "VkResult" if result is ffi.typeof("VkResult") else "void" if result.kind == "void" else \
         "PFN" if result.kind in ("function", "pointer") else "value"
-    ffi.def_extern(name="jc_" + name)(_guard(name, fn, kind))
+    _extern(ffi, "jc_" + name, name, fn, kind)
     _procs[name] = ffi.cast("PFN_vkVoidFunction", getattr(lib, "jc_" + name))
 
 
@@ -73,6 +72,18 @@ def _unsupported(name):
                       f"{name} is not supported: jitcoop's Vulkan driver runs compute work only "
                       "(no images, samplers or graphics)")
     return fn
+
+
+def _extern(ffi, extern, name, fn, kind):
+    """Attach fn, guarded, to the library's extern "Python" function `extern`. cffi itself is the
+    last guard: should the guarded result not convert to the C type (an implementation returning
+    the wrong kind of value), the C function returns VK_ERROR_UNKNOWN (or 0, NULL) and the
+    problem is reported, where cffi would return 0, VK_SUCCESS."""
+    def escaped(exc_type, exc, tb):
+        _report((), f"{name}: internal error in jitcoop's Vulkan driver: its result cannot be returned: "
+                    f"{exc_type.__name__}: {exc}")
+    error = {"error": vk.lib.VK_ERROR_UNKNOWN} if kind == "VkResult" else {}
+    ffi.def_extern(name=extern, onerror=escaped, **error)(_guard(name, fn, kind))
 
 
 def _guard(name, fn, kind):
@@ -102,11 +113,17 @@ def _guard(name, fn, kind):
 
 
 def _report(args, message, tb=None):
-    from .debug import report_error
-    owner = None
-    if args and isinstance(args[0], vk.ffi.CData) and vk.ffi.typeof(args[0]).kind == "pointer":
-        owner = vk.find_object(vk.as_int(args[0]))
-    report_error(owner, message, tb)
+    """Report a command's failure to the messengers of the object it names first (never raising:
+    a report that fails goes to stderr)."""
+    try:
+        from .debug import report_error
+        owner = None
+        if args and isinstance(args[0], vk.ffi.CData) and vk.ffi.typeof(args[0]).kind == "pointer":
+            owner = vk.find_object(vk.as_int(args[0]))
+        report_error(owner, message, tb)
+    except BaseException as e:          # noqa: BLE001 (the command's result matters more than its report)
+        print(f"jitcoop Vulkan driver: error: {message}\n(reporting it failed: {type(e).__name__}: {e})",
+              file=sys.stderr, flush=True)
 
 
 def _negotiate(p_version):

@@ -20,6 +20,7 @@ DEVICE = (
     "VK_KHR_storage_buffer_storage_class", "VK_KHR_synchronization2", "VK_KHR_timeline_semaphore",
     "VK_KHR_uniform_buffer_standard_layout", "VK_KHR_variable_pointers", "VK_KHR_vulkan_memory_model",
     "VK_KHR_workgroup_memory_explicit_layout", "VK_EXT_host_query_reset",
+    "VK_EXT_memory_budget",
     "VK_EXT_pipeline_creation_cache_control", "VK_EXT_pipeline_robustness", "VK_EXT_scalar_block_layout",
     "VK_EXT_shader_atomic_float", "VK_EXT_subgroup_size_control", "VK_EXT_robustness2",
 )

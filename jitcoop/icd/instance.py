@@ -1,9 +1,32 @@
 """Instances and their physical devices (one per device profile of JITCOOP_ICD_PROFILES)."""
 from __future__ import annotations
 
+import threading
+
 from .. import devices
 from . import config, debug, entry, extensions, properties, vk
 from .vk import VkError, command
+
+
+class Heap:
+    """The one memory heap of a physical device: its size, and the bytes its devices hold. An
+    allocation that does not fit fails before any memory is taken."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.used + n > self.size:
+                return False
+            self.used += n
+            return True
+
+    def give(self, n: int):
+        with self._lock:
+            self.used -= n
 
 
 class PhysicalDevice(vk.Object):
@@ -19,6 +42,7 @@ class PhysicalDevice(vk.Object):
         if subgroup_size is not None:
             self.properties["deviceName"] += f", subgroup size {subgroup_size}"
         self.limits = properties.limits(self.profile)
+        self.heap = Heap(instance.config.heap or properties.host_memory_bytes())
 
 
 class Instance(vk.Object):

@@ -10,12 +10,16 @@ VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT is placed in it whole (`jitcoop.Device.buf
 address of a buffer is its memory's address plus its offset, and every access a shader makes
 through a pointer is checked against the memory the application allocated. Memory without the
 flag is placed there when an address is first asked of it.
+
+Allocations are counted against the physical device's heap (the host's memory, or
+JITCOOP_ICD_HEAP bytes): one that does not fit returns VK_ERROR_OUT_OF_DEVICE_MEMORY before
+any memory is taken, and the application goes on (freeing memory makes room again).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import properties, vk
+from . import faults, properties, vk
 from .device import Device
 from .physical import MEMORY_TYPES
 from .vk import VkError, command
@@ -28,19 +32,28 @@ HOST_VISIBLE = 0x2
 
 class DeviceMemory(vk.Object):
     kind = "VkDeviceMemory"
+    _heap = None               # the heap its bytes are counted in, until released
 
     def __init__(self, device: Device, info):
         self.device = device
         size, index = info.allocationSize, info.memoryTypeIndex
         if index >= len(MEMORY_TYPES):
             raise VkError(vk.lib.VK_ERROR_OUT_OF_DEVICE_MEMORY, f"memory type {index} does not exist")
-        if size > properties.host_memory_bytes():
+        cfg = device.config
+        if cfg.faults and faults.reached(cfg.faults, "alloc"):
             raise VkError(vk.lib.VK_ERROR_OUT_OF_DEVICE_MEMORY,
-                          f"{size} bytes is more than the host's memory ({properties.host_memory_bytes()} bytes)")
+                          f"{size} bytes: {faults.message('alloc')}")
+        heap = device.physical.heap
+        if not heap.take(size):
+            raise VkError(vk.lib.VK_ERROR_OUT_OF_DEVICE_MEMORY,
+                          f"{size} bytes: the heap of {heap.size} bytes has "
+                          f"{heap.size - heap.used} left")
         try:
             raw = np.zeros(size + ALIGNMENT, np.uint8)
         except MemoryError:
+            heap.give(size)
             raise VkError(vk.lib.VK_ERROR_OUT_OF_DEVICE_MEMORY, f"cannot allocate {size} bytes") from None
+        self._heap = heap
         start = -raw.ctypes.data % ALIGNMENT
         self.array = raw[start:start + size]
         self.size = size
@@ -61,6 +74,9 @@ class DeviceMemory(vk.Object):
 
     def release(self):
         self._in_address_space = None          # the address space holds buffers weakly
+        if self._heap is not None:
+            self._heap.give(self.size)
+            self._heap = None
         super().release()
 
 

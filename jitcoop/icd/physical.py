@@ -6,9 +6,11 @@ A structure of the application's pNext chain is filled when the driver knows its
 structures zeroed first and then given every member the property table names. Structures of
 extensions the device does not offer are left as they are.
 
-Memory: one heap, the host's RAM, flagged device-local (the CPU is the device), with three
-types: device-local only, device-local + host-visible + coherent, and the same + cached, in the
-order the spec requires (a type whose flags are a subset of another's comes first).
+Memory: one heap, the host's RAM (or JITCOOP_ICD_HEAP bytes), flagged device-local (the CPU is
+the device), with three types: device-local only, device-local + host-visible + coherent, and the
+same + cached, in the order the spec requires (a type whose flags are a subset of another's comes
+first). VK_EXT_memory_budget reports the heap's size as its budget and the bytes the devices
+have allocated from it as its usage.
 """
 from __future__ import annotations
 
@@ -102,26 +104,31 @@ def vkGetPhysicalDeviceQueueFamilyProperties2(physical_device, p_count, p_props)
     return vk.enumerate_out(p_count, p_props, [0], lambda q, _: _queue_family(q.queueFamilyProperties))
 
 
-def _memory_properties(m):
+def _memory_properties(m, pd):
     m.memoryTypeCount = len(MEMORY_TYPES)
     for i, flags in enumerate(MEMORY_TYPES):
         m.memoryTypes[i].propertyFlags = flags
         m.memoryTypes[i].heapIndex = 0
     m.memoryHeapCount = 1
-    m.memoryHeaps[0].size = properties.host_memory_bytes()
+    m.memoryHeaps[0].size = pd.heap.size
     m.memoryHeaps[0].flags = HEAP_FLAGS
 
 
 @command
 def vkGetPhysicalDeviceMemoryProperties(physical_device, p_props):
-    _pd(physical_device)
-    _memory_properties(p_props)
+    _memory_properties(p_props, _pd(physical_device))
 
 
 @command
 def vkGetPhysicalDeviceMemoryProperties2(physical_device, p_props):
-    _pd(physical_device)
-    _memory_properties(vk.ffi.addressof(p_props.memoryProperties))
+    pd = _pd(physical_device)
+    _memory_properties(vk.ffi.addressof(p_props.memoryProperties), pd)
+    budget = vk.find(p_props, vk.lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT,
+                     "VkPhysicalDeviceMemoryBudgetPropertiesEXT")
+    if budget is not None:               # VK_EXT_memory_budget: the heap's size, and what is allocated
+        for i in range(len(budget.heapBudget)):
+            budget.heapBudget[i] = budget.heapUsage[i] = 0
+        budget.heapBudget[0], budget.heapUsage[0] = pd.heap.size, pd.heap.used
 
 
 # -- formats and images: a compute driver supports none ---------------------------------------------

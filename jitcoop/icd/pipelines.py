@@ -4,20 +4,24 @@ Creating a pipeline is cheap: it loads the module (jitcoop parses it and checks 
 every instruction: a SpirvError here fails vkCreateComputePipelines with a message naming the
 instruction), keeps the entry point, the specialization constants the module declares (raw
 bytes, as VkSpecializationInfo gives them: jitcoop reads them by the constant's type) and the
-required subgroup size. The kernel is compiled at the pipeline's first dispatch
-(JITCOOP_ICD_COMPILE=eager compiles here instead), once per device for every pipeline with the
-same code, entry point, constants, subgroup size and numerics; jitcoop's disk cache keeps it for
-the next process. A pipeline cache therefore holds only its header: jitcoop's cache
-(JITCOOP_CACHE_DIR) is the real one.
+required subgroup size. The kernel is compiled when a dispatch of the pipeline is first
+submitted (JITCOOP_ICD_COMPILE=eager compiles here instead), once per device for every pipeline
+with the same code, entry point, constants, subgroup size and numerics; jitcoop's disk cache keeps
+it for the next process. A compile runs under a time limit (JITCOOP_ICD_COMPILE_TIMEOUT, else
+jitcoop's KernelOptions.compile_timeout); one that fails or runs past it fails the pipeline on
+that device, as a shader jitcoop cannot compile does. A pipeline cache therefore holds only its
+header: jitcoop's cache (JITCOOP_CACHE_DIR) is the real one.
 """
 from __future__ import annotations
 
 import hashlib
 import struct
+import time
 
 import jitcoop
+from jitcoop.runtime.limit import run_limited
 
-from . import dispatch_base, vk
+from . import dispatch_base, faults, vk
 from .descriptors import DescriptorSetLayout
 from .device import Device
 from .vk import VkError, command
@@ -26,7 +30,7 @@ _BUFFER_STORAGE = ("StorageBuffer", "Uniform")
 
 
 class PipelineError(Exception):
-    """A pipeline jitcoop cannot compile: raised at its first dispatch (the message says why)."""
+    """A pipeline jitcoop cannot compile: raised where it is first compiled (the message says why)."""
 
 
 class ShaderModule(vk.Object):
@@ -102,13 +106,28 @@ class Pipeline(vk.Object):
                 k = dev.kernels.get(self.key)
                 if k is None:
                     try:
-                        k = self.module.kernel(self.entry, spec=self.spec, **self.options)
+                        k = self._compile(self.module)
                     except jitcoop.JitcoopError as e:
                         k = PipelineError(f"{self.describe()} (entry point {self.entry!r}) cannot be compiled: {e}")
                     dev.kernels[self.key] = k
         if isinstance(k, PipelineError):
             raise k
         return k
+
+    def _compile(self, module: jitcoop.Module) -> jitcoop.Kernel:
+        """The entry point of `module` compiled, under the device's compile time limit; a fault
+        injected here (jitcoop.icd.faults) fails as a compile that went wrong."""
+        cfg = self.device.config
+        options = dict(self.options)
+        if cfg.compile_timeout is not None:
+            options["compile_timeout"] = cfg.compile_timeout
+        if cfg.faults:
+            if faults.reached(cfg.faults, "compile"):
+                raise jitcoop.SpirvError(faults.message("compile"))
+            if faults.reached(cfg.faults, "compile_timeout"):
+                run_limited(_never_ends, cfg.compile_timeout or faults.INJECTED_COMPILE_LIMIT,
+                            f"{self.entry!r} ({faults.message('compile_timeout')})")
+        return module.kernel(self.entry, spec=self.spec, **options)
 
     def kernel_with_base(self, base) -> jitcoop.Kernel:
         """The kernel for vkCmdDispatchBase: the module rewritten so workgroup ids start at base."""
@@ -122,7 +141,7 @@ class Pipeline(vk.Object):
                                                tuple(b * n for b, n in zip(base, local)))
                 module = dev.jdev(self.subgroup_size).load(code)
                 with dev.compile_lock:
-                    k = module.kernel(self.entry, spec=self.spec, **self.options)
+                    k = self._compile(module)
             except (dispatch_base.RewriteError, jitcoop.JitcoopError) as e:
                 k = PipelineError(f"{self.describe()} with dispatch base {tuple(base)}: {e}")
             dev.kernels[key] = k
@@ -150,6 +169,11 @@ def _robust_buffers(info, device: Device) -> bool:
         if behaviours:
             robust = behaviours != {_ROBUSTNESS_DISABLED}
     return robust
+
+
+def _never_ends():
+    while True:
+        time.sleep(60)
 
 
 def _module(device: Device, code: bytes, key: str, subgroup_size: int) -> jitcoop.Module:

@@ -2,9 +2,12 @@
 
 Each queue has a worker thread that runs its submissions in order: it waits for the batch's
 semaphores, runs its command buffers (`commands.execute`), signals its semaphores, then the
-fence. vkQueueSubmit returns at once, as on a GPU, so timeline semaphores signalled later by the
-host or by another queue (wait-before-signal) work. Every wait, on the host or on the worker,
-is on the device's one condition variable; a lost device wakes them all.
+fence. vkQueueSubmit returns once the work is queued, as on a GPU, so timeline semaphores
+signalled later by the host or by another queue (wait-before-signal) work. Before it queues, it
+compiles the kernels the command buffers dispatch that the device has not compiled yet
+(commands.compile_kernels): a pipeline that cannot be compiled loses the device and fails that
+submit with VK_ERROR_DEVICE_LOST. Every wait, on the host or on the worker, is on the device's one
+condition variable; a lost device wakes them all.
 
 A failure while a submission runs (jitcoop's ExecutionError: an out-of-bounds access, a
 divergent cooperative instruction, a timeout; or a dispatch whose bindings do not fit) loses the
@@ -160,7 +163,7 @@ def _fence(handle):
 
 @command
 def vkQueueSubmit(queue, count, submits, fence):
-    from .commands import CommandBuffer
+    from .commands import CommandBuffer, compile_kernels
     q = _queue(queue)
     batches = []
     for i in range(count):
@@ -174,12 +177,13 @@ def vkQueueSubmit(queue, count, submits, fence):
                     else 1) for k in range(s.signalSemaphoreCount)]
         cbs = [vk.get(s.pCommandBuffers[k], CommandBuffer) for k in range(s.commandBufferCount)]
         batches.append((waits, cbs, signals))
+    compile_kernels(q.device, [cb for _, cbs, _ in batches for cb in cbs])
     q.submit(batches, _fence(fence))
 
 
 @command
 def vkQueueSubmit2(queue, count, submits, fence):
-    from .commands import CommandBuffer
+    from .commands import CommandBuffer, compile_kernels
     q = _queue(queue)
     batches = []
     for i in range(count):
@@ -191,6 +195,7 @@ def vkQueueSubmit2(queue, count, submits, fence):
         cbs = [vk.get(s.pCommandBufferInfos[k].commandBuffer, CommandBuffer)
                for k in range(s.commandBufferInfoCount)]
         batches.append((waits, cbs, signals))
+    compile_kernels(q.device, [cb for _, cbs, _ in batches for cb in cbs])
     q.submit(batches, _fence(fence))
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import driver, watch, workers
+from . import driver, faults, watch, workers
 from .memory import merged_ranges
 from .snapshot import Snapshot
 from .watch import FAILED, INTERRUPTED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
@@ -121,6 +121,7 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     errs = frame[o_errs:].reshape(nthreads, ew)
     mine = [at + 8 * (o_threads + driver.THREAD_SIZE * t) for t in range(nthreads)]
     drive = driver.drive()
+    fail = faults.take_worker()          # (testing: one thread raises, jitcoop.runtime.faults)
 
     t0 = time.perf_counter()
     running = []
@@ -130,13 +131,17 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
         # worker needs the GIL for the call into its driver: it gets it when this thread calls
         # its own, at the latest).
         for t in range(1 if inline else 0, nthreads):      # (one by one: a Ctrl-C may come between)
-            running.append(workers.submit(drive, at, mine[t], keep=frame))
+            fn = faults.failing(drive) if fail and t == nthreads - 1 else drive
+            running.append(workers.submit(fn, at, mine[t], keep=frame))
         done = lambda: min(int(frame[driver.PLAN_NEXT]), nwg) - begin     # noqa: E731 (the progress bar's count)
         watched = watch.start(nwg - begin, done, cancel, timeout)
         if inline:
-            drive(at, mine[0])
+            (faults.failing(drive) if fail and nthreads == 1 else drive)(at, mine[0])
             for r in running:
-                workers.release(r)
+                if fail and r is running[-1]:
+                    r.wait()        # (the failing worker raises even if it starts after the work is done)
+                else:
+                    workers.release(r)
         else:
             for r in running:
                 while not r.wait(0.05):     # (a Ctrl-C is raised here)

@@ -24,12 +24,12 @@ int main(void) {
     check(r == VK_ERROR_EXTENSION_NOT_PRESENT, "unknown_extension", "vkCreateDevice %d", (int)r);
     dci.enabledExtensionCount = 0;
 
-    VkPhysicalDeviceFeatures robust = {0};
-    robust.robustBufferAccess = VK_TRUE;
-    dci.pEnabledFeatures = &robust;
+    VkPhysicalDeviceFeatures graphics = {0};
+    graphics.geometryShader = VK_TRUE;
+    dci.pEnabledFeatures = &graphics;
     g_errors[0] = 0;
     r = vkCreateDevice(pd, &dci, NULL, &bad);
-    check(r == VK_ERROR_FEATURE_NOT_PRESENT && strstr(g_errors, "robustBufferAccess"), "unsupported_feature",
+    check(r == VK_ERROR_FEATURE_NOT_PRESENT && strstr(g_errors, "geometryShader"), "unsupported_feature",
           "vkCreateDevice %d: %s", (int)r, g_errors);
     dci.pEnabledFeatures = NULL;
 

@@ -645,6 +645,7 @@ def test_portability_diagnostics_and_robustness(programs, manifest, tmp_path):
     # robust buffer access, invocations 32..63 past the 64-element bindings
     o = np.fromfile(tmp_path / "robust_o.bin", np.uint32).reshape(64, 2)
     np.testing.assert_array_equal(o[:, 0], np.where(np.arange(64) < 32, np.arange(64) + 33, 0))
+    np.testing.assert_array_equal(o[:, 1], 0)
     w = np.fromfile(tmp_path / "robust_w.bin", np.uint32)
     np.testing.assert_array_equal(w, np.r_[np.full(32, 0x7FC0DEAD), 0xA0000000 + np.arange(32)].astype(np.uint32))
     np.testing.assert_array_equal(np.fromfile(tmp_path / "robust_a.bin", np.uint32), np.r_[np.zeros(32), np.ones(32)])

@@ -20,7 +20,16 @@ def _target(em, ins):
     em.meta.has_atomics = True
     if p.root is None:
         em.meta.writes_physical = True
-    return em.op(f"inttoptr i64 {addr} to ptr"), s
+    # under robust buffer access an atomic past the binding goes to the sink: it reads zero
+    # (not what other lanes left there) as a load past the binding does
+    missed = em.op(f"icmp ne i64 {addr}, {p.addr}") if addr != p.addr else None
+    return em.op(f"inttoptr i64 {addr} to ptr"), s, missed
+
+
+def _define(em, ins, value: str, s, missed):
+    if missed is not None:
+        value = em.op(f"select i1 {missed}, {ty(s)} {'0.0' if s.kind == 'float' else '0'}, {ty(s)} {value}")
+    em.define(ins, [value])
 
 
 _RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",
@@ -29,7 +38,7 @@ _RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xch
 
 def _rmw(name, signed=None, value_pos=3):
     def lower(em, ins):
-        ptr, s = _target(em, ins)
+        ptr, s, missed = _target(em, ins)
         if s.width < 32:
             raise SpirvError(f"{s.width}-bit atomics are not supported", **ins.where())
         t = ty(s)
@@ -42,9 +51,9 @@ def _rmw(name, signed=None, value_pos=3):
             sg = s.signed if signed is None else signed
             op = ("" if sg else "u") + name
         if name in ("fmin", "fmax"):
-            em.define(ins, [_float_minmax(em, ptr, t, v, name)])
+            _define(em, ins, _float_minmax(em, ptr, t, v, name), s, missed)
             return
-        em.define(ins, [em.op(f"atomicrmw {op} ptr {ptr}, {t} {v} seq_cst")])
+        _define(em, ins, em.op(f"atomicrmw {op} ptr {ptr}, {t} {v} seq_cst"), s, missed)
     return lower
 
 
@@ -86,20 +95,20 @@ for _op, _fn, _sg in (("OpAtomicIAdd", "add", None), ("OpAtomicISub", "sub", Non
 
 @rule("OpAtomicLoad")
 def _atomic_load(em, ins):
-    ptr, s = _target(em, ins)
-    em.define(ins, [em.op(f"load atomic {ty(s)}, ptr {ptr} seq_cst, align {s.size}")])
+    ptr, s, missed = _target(em, ins)
+    _define(em, ins, em.op(f"load atomic {ty(s)}, ptr {ptr} seq_cst, align {s.size}"), s, missed)
 
 
 @rule("OpAtomicStore")
 def _atomic_store(em, ins):
-    ptr, s = _target(em, ins)
+    ptr, s, _ = _target(em, ins)
     em.emit(f"store atomic {ty(s)} {em.val(ins.operands[3])}, ptr {ptr} seq_cst, align {s.size}")
 
 
 @rule("OpAtomicCompareExchange")
 def _cmpxchg(em, ins):
-    ptr, s = _target(em, ins)
+    ptr, s, missed = _target(em, ins)
     t = ty(s)
     value, comparator = em.val(ins.operands[4]), em.val(ins.operands[5])
     pair = em.op(f"cmpxchg ptr {ptr}, {t} {comparator}, {t} {value} seq_cst seq_cst")
-    em.define(ins, [em.op(f"extractvalue {{ {t}, i1 }} {pair}, 0")])
+    _define(em, ins, em.op(f"extractvalue {{ {t}, i1 }} {pair}, 0"), s, missed)

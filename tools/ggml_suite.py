@@ -1,0 +1,163 @@
+"""ggml's own GPU test suite (test-backend-ops: every ggml operation on a Vulkan device, checked
+against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix paths.
+
+    python tools/ggml_suite.py run PATH [-o OPS] [-p REGEX] [--driver jitcoop|lavapipe|system]
+                                        [--cache DIR] [--json OUT]
+    python tools/ggml_suite.py compare REFERENCE.json RESULT.json
+
+PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
+`coopmat1` (KHR cooperative matrices only) or `scalar` (neither). On jitcoop's driver the path is
+chosen by what the device offers (JITCOOP_ICD_HIDE takes the extensions off the nvidia profile);
+on another driver by ggml's own switches (GGML_VK_DISABLE_COOPMAT2, GGML_VK_DISABLE_COOPMAT), as on
+the H100. ggml comes from ../shared/tools/get-ggml (GGML_DIR, default ~/.cache/ggml-sid); lavapipe
+from ../shared/tools/get-lavapipe (JITCOOP_LAVAPIPE, default ~/.cache/lavapipe26).
+
+A result (`run --json`) is {"path", "driver", "seconds", "returncode", "cases": {case: status}}
+with status "OK", "FAIL" or "not supported"; a run that ends early (an abort) has fewer cases
+and a non-zero return code. `compare` says which cases pass in the reference and not in the
+result, and which are "not supported" in one and not the other.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATHS = ("coopmat2", "coopmat1", "scalar")
+_HIDE = {"coopmat2": "", "coopmat1": "VK_NV_cooperative_matrix2",
+         "scalar": "VK_NV_cooperative_matrix2,VK_KHR_cooperative_matrix"}
+_GGML_SWITCHES = {"coopmat2": {}, "coopmat1": {"GGML_VK_DISABLE_COOPMAT2": "1"},
+                  "scalar": {"GGML_VK_DISABLE_COOPMAT2": "1", "GGML_VK_DISABLE_COOPMAT": "1"}}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CASE = re.compile(r"^  ([A-Z_0-9]+\(.*\)): (OK|FAIL|not supported)\b")
+
+
+def ggml_dir() -> Path | None:
+    d = Path(os.environ.get("GGML_DIR", Path.home() / ".cache" / "ggml-sid"))
+    return d if (d / "run").exists() and (d / "bin" / "test-backend-ops").exists() else None
+
+
+def lavapipe_dir() -> Path | None:
+    d = Path(os.environ.get("JITCOOP_LAVAPIPE", Path.home() / ".cache" / "lavapipe26"))
+    return d if (d / "lvp_icd.json").exists() else None
+
+
+def environment(path: str, driver: str = "jitcoop", cache: Path | None = None) -> dict:
+    """The environment of a test-backend-ops run on `driver` taking ggml's `path`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GGML_VK_", "JITCOOP_ICD_", "VK_ICD"))}
+    if driver == "jitcoop":
+        from jitcoop import icd
+        env.update(VK_DRIVER_FILES=str(icd.manifest_path()), JITCOOP_ICD_PROFILES="nvidia")
+        if _HIDE[path]:
+            env["JITCOOP_ICD_HIDE"] = _HIDE[path]
+        if cache is not None:
+            env["JITCOOP_CACHE_DIR"] = str(cache)
+    else:
+        env.update(_GGML_SWITCHES[path])
+        if driver == "lavapipe":
+            lvp = lavapipe_dir()
+            if lvp is None:
+                raise RuntimeError("lavapipe is not installed (../shared/tools/get-lavapipe)")
+            env.update(VK_DRIVER_FILES=str(lvp / "lvp_icd.json"), GGML_VK_VISIBLE_DEVICES="0")
+            if cache is not None:
+                env["MESA_SHADER_CACHE_DIR"] = str(cache)
+    return env
+
+
+def parse(output: str) -> dict:
+    """{case: status} of test-backend-ops' console output (the Vulkan backend's lines)."""
+    cases = {}
+    for line in _ANSI.sub("", output).splitlines():
+        m = _CASE.match(line)
+        if m:
+            cases[m.group(1)] = m.group(2)
+    return cases
+
+
+def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cache: Path | None = None,
+        timeout: float = 5400, jobs: int = 1) -> dict:
+    g = ggml_dir()
+    if g is None:
+        raise RuntimeError("ggml is not installed (../shared/tools/get-ggml)")
+    cmd = [str(g / "run"), "test-backend-ops", "-b", "Vulkan0"]
+    if ops:
+        cmd += ["-o", ops]
+    if regex:
+        cmd += ["-p", regex]
+    if jobs > 1:
+        cmd += ["-j", str(jobs)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, env=environment(path, driver, cache), capture_output=True, text=True,
+                           timeout=timeout)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, rc = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace"), -9
+    seconds = time.perf_counter() - t0
+    return {"path": path, "driver": driver, "ops": ops, "regex": regex, "seconds": round(seconds, 1),
+            "returncode": rc, "cases": parse(out), "tail": _ANSI.sub("", out)[-3000:]}
+
+
+def per_op(result: dict) -> dict:
+    """{op: Counter(status)}."""
+    out = {}
+    for case, status in result["cases"].items():
+        out.setdefault(case.split("(", 1)[0], Counter())[status] += 1
+    return out
+
+
+def compare(reference: dict, result: dict) -> dict:
+    """What differs from the reference: cases passing there and failing (or missing) here, and
+    cases "not supported" in one run only."""
+    ref, got = reference["cases"], result["cases"]
+    common = ref.keys() & got.keys()
+    return {
+        "failed": sorted(c for c, s in got.items() if s == "FAIL"),
+        "passing_there_not_here": sorted(c for c in common if ref[c] == "OK" and got[c] != "OK"),
+        "supported_differently": sorted(c for c in common if (ref[c] == "not supported") != (got[c] == "not supported")),
+        "missing": sorted(ref.keys() - got.keys()),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("path", choices=PATHS)
+    r.add_argument("-o", "--ops", default="")
+    r.add_argument("-p", "--regex", default="")
+    r.add_argument("--driver", choices=("jitcoop", "lavapipe", "system"), default="jitcoop")
+    r.add_argument("--cache", type=Path)
+    r.add_argument("--json", type=Path)
+    r.add_argument("-j", "--jobs", type=int, default=1, help="test-backend-ops' parallel workers")
+    r.add_argument("--timeout", type=float, default=5400)
+    c = sub.add_parser("compare")
+    c.add_argument("reference", type=Path)
+    c.add_argument("result", type=Path)
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        res = run(a.path, a.ops, a.regex, a.driver, a.cache, a.timeout, a.jobs)
+        if a.json:
+            a.json.write_text(json.dumps(res, indent=1))
+        for op, counts in sorted(per_op(res).items()):
+            print(f"{op:24s} {counts['OK']:5d} passed {counts['FAIL']:4d} failed {counts['not supported']:5d} "
+                  f"not supported")
+        print(f"{a.path} on {a.driver}: {len(res['cases'])} cases in {res['seconds']} s, exit {res['returncode']}")
+        return 0 if res["returncode"] == 0 else 1
+    diff = compare(json.loads(a.reference.read_text()), json.loads(a.result.read_text()))
+    for k, v in diff.items():
+        print(f"{k}: {len(v)}")
+        for case in v[:20]:
+            print(f"  {case}")
+    return 0 if not (diff["failed"] or diff["passing_there_not_here"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

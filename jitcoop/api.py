@@ -30,11 +30,12 @@ class DispatchReport:
     threads: int = 1
     extra: dict = field(default_factory=dict)
     profile: object = None        # a jitcoop.profile.ProfileReport for dispatch(..., profile=True)
+    tier: str = "optimized"       # the compile tier of the code that ran: "fast" or "optimized"
 
     def __str__(self):
         src = "cache" if self.cache_hit else "compiled"
         return (f"{self.workgroups} workgroups in {self.run_seconds * 1e3:.2f} ms on {self.threads} "
-                f"thread(s); kernel {src} in {self.compile_seconds * 1e3:.1f} ms")
+                f"thread(s), {self.tier} tier; kernel {src} in {self.compile_seconds * 1e3:.1f} ms")
 
 
 class Device:
@@ -131,31 +132,80 @@ class Kernel:
 
     def __init__(self, module: Module, entry: str | None, spec: dict, options):
         from .options import KernelOptions
-        from .runtime.compile import compile_kernel
         self.module = module
         self.device = module.device
         self.options = KernelOptions.of(options)
         self.spec = dict(spec)
+        self.entry = entry
         self._profiled = None
         self._binding_plan = None
+        self._dispatches = 0
+        self._promotion = None          # None, "queued" or "failed" (jitcoop.runtime.tiers)
         t0 = time.perf_counter()
-        self._compiled = compile_kernel(module.spirv, entry, self.spec, self.device.profile,
-                                        self.device.subgroup_size, self.options)
-        self.meta = self._compiled.meta
-        self.entry = self.meta.entry
-        self.cache_hit = self._compiled.cache_hit
-        self._consts = np.frombuffer(self.meta.consts or bytes(64), np.uint8)
+        if self.options.tier == "auto":
+            compiled = self._compile_tier("optimized", cached_only=True) or self._compile_tier("fast")
+        else:
+            compiled = self._compile_tier(self.options.tier)
+        self._code = (compiled, np.frombuffer(compiled.meta.consts or bytes(64), np.uint8))
+        self.entry = compiled.meta.entry
+        self.cache_hit = compiled.cache_hit
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
 
+    def _compile_tier(self, tier: str, cached_only: bool = False, background: bool = False):
+        from .runtime.compile import compile_kernel
+        return compile_kernel(self.module.spirv, self.entry, self.spec, self.device.profile,
+                              self.device.subgroup_size, self.options.replace(tier=tier),
+                              cached_only=cached_only, background=background)
+
+    @property
+    def _compiled(self):
+        return self._code[0]
+
+    @property
+    def meta(self):
+        """The metadata of the code dispatches run now (jitcoop.codegen.meta.KernelMeta)."""
+        return self._code[0].meta
+
+    @property
+    def tier(self) -> str:
+        """The compile tier of the code dispatches run now: "fast" or "optimized"."""
+        return self._code[0].tier
+
+    def wait_optimized(self, timeout: float | None = None) -> bool:
+        """Under tier="auto": queue the optimized compile now if it is not done or queued, and
+        wait for it; True once dispatches run the optimized code (False: timeout passed, or the
+        compile failed, which leaves the fast code in place and logs why)."""
+        from .runtime import tiers
+        if self.tier != "optimized" and self._promotion is None:
+            self._promotion = "queued"
+            tiers.promote(self)
+        if self.tier != "optimized" and self._promotion == "queued":
+            tiers.wait(timeout)
+        return self.tier == "optimized"
+
+    def _promoted(self, compiled):
+        """The optimized code, ready (jitcoop.runtime.tiers' thread): one assignment swaps the
+        code and its metadata together."""
+        self._code = (compiled, np.frombuffer(compiled.meta.consts or bytes(64), np.uint8))
+
+    def _promotion_failed(self, error):
+        self._promotion = "failed"
+        self.promotion_error = error
+
+    def describe(self) -> str:
+        return f"entry point {self.entry!r} of {self.module.origin or 'a module'}"
+
     @property
     def source(self) -> str:
-        """The kernel's LLVM IR (generated again when the kernel came from the disk cache)."""
-        if self._compiled.ir is None:
+        """The LLVM IR of the code dispatches run now (generated again when the kernel came from
+        the disk cache)."""
+        c = self._compiled
+        if c.ir is None:
             from .runtime.compile import generate_ir
-            self._compiled.ir = generate_ir(self.module.spirv, self.entry, self.spec, self.device.profile,
-                                            self.device.subgroup_size, self.options)[0]
-        return self._compiled.ir
+            c.ir = generate_ir(self.module.spirv, self.entry, self.spec, self.device.profile,
+                               self.device.subgroup_size, self.options.replace(tier=c.tier))[0]
+        return c.ir
 
     @property
     def local_size(self):
@@ -201,7 +251,11 @@ class Kernel:
         grid = _grid(grid)
         _check_run_options(threads, timeout)
         nwg = grid[0] * grid[1] * grid[2]
-        meta = self.meta
+        compiled, consts = self._code       # (one tier's code and metadata, whatever swaps meanwhile)
+        meta = compiled.meta
+        self._dispatches += 1
+        if self._dispatches > 1:
+            self._maybe_promote(0.0)
         bind, keep, writebacks, written = self._bind(bindings or {})
         push_data = self._push(push)
         keep.append(push_data)
@@ -212,7 +266,7 @@ class Kernel:
                 written.append(b.bytes)
         snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
         try:
-            out = run.run(self._compiled.address, meta, self._consts, grid, bind,
+            out = run.run(compiled.address, meta, consts, grid, bind,
                           (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
                           _threads(threads, nwg), timeout, snapshot)
         except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
@@ -223,7 +277,7 @@ class Kernel:
             snapshot.restore()
             if failed:
                 e = min(failed, key=lambda e: e[1])
-                raise self._execution_error(e, grid)
+                raise self._execution_error(meta, e, grid)
             if out.cancel == run.INTERRUPTED:
                 raise KeyboardInterrupt("dispatch interrupted; the buffers were restored")
             raise ExecutionError(f"the dispatch ran longer than its timeout of {timeout} s and was "
@@ -231,7 +285,8 @@ class Kernel:
         for dst, src in writebacks:
             dst[...] = src
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
-                             self.cache_hit, out.seconds, nwg, out.threads)
+                             self.cache_hit, out.seconds, nwg, out.threads, tier=compiled.tier)
+        self._maybe_promote(out.seconds)
         if self.options.profile:
             from .profile import ProfileReport
             names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}
@@ -329,8 +384,16 @@ class Kernel:
             raise BindingError(f"push constants are {data.nbytes} bytes; the shader's block needs {need}")
         return data
 
-    def _execution_error(self, e, grid) -> ExecutionError:
-        site = self.meta.sites[int(e[0]) - 1]
+    def _maybe_promote(self, run_seconds: float):
+        """Under tier="auto", fast-tier code dispatched again or running long: queue its
+        optimized compile (jitcoop.runtime.tiers)."""
+        if self._promotion is None and self.options.tier == "auto" and self._code[0].tier == "fast" \
+                and (self._dispatches > 1 or run_seconds >= _tiers().LONG_RUN):
+            self._promotion = "queued"
+            _tiers().promote(self)
+
+    def _execution_error(self, meta, e, grid) -> ExecutionError:
+        site = meta.sites[int(e[0]) - 1]
         wg = int(e[1])
         wgid = (wg % grid[0], (wg // grid[0]) % grid[1], wg // (grid[0] * grid[1]))
         lane = int(e[2]) if e[2] >= 0 else None
@@ -349,6 +412,11 @@ class Kernel:
 _ALIGNMENT = 16
 # maxComputeWorkGroupCount, as jitcoop's Vulkan driver reports it.
 MAX_GRID = (0x7FFFFFFF, 65535, 65535)
+
+
+def _tiers():
+    from .runtime import tiers
+    return tiers
 
 
 def _grid(grid):

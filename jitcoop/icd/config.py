@@ -8,6 +8,9 @@
                            lost (default: no limit)
     JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles at its first dispatch) or eager (at
                            vkCreateComputePipelines, which then fails for a shader jitcoop cannot run)
+    JITCOOP_ICD_TIER       compile tier of every pipeline (jitcoop.runtime.tiers): auto (default: the
+                           first dispatch runs code compiled fast, a pipeline dispatched again gets
+                           optimized code compiled in the background), fast or optimized
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ class Config:
     threads: int | None
     timeout: float | None
     eager: bool
+    tier: str | None = None    # None: the kernel options' default (JITCOOP_TIER, else auto)
 
 
 def _profiles(text: str) -> tuple:
@@ -73,6 +77,10 @@ def load() -> Config:
     compile_mode = os.environ.get("JITCOOP_ICD_COMPILE", "lazy").strip() or "lazy"
     if compile_mode not in ("lazy", "eager"):
         raise ConfigError(f"JITCOOP_ICD_COMPILE={compile_mode!r}: use lazy or eager")
+    from ..options import TIERS
+    tier = os.environ.get("JITCOOP_ICD_TIER", "").strip() or None
+    if tier is not None and tier not in TIERS:
+        raise ConfigError(f"JITCOOP_ICD_TIER={tier!r}: use one of {', '.join(TIERS)}")
     return Config(_profiles(os.environ.get("JITCOOP_ICD_PROFILES", "nvidia")), numerics,
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
-                  compile_mode == "eager")
+                  compile_mode == "eager", tier)

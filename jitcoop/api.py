@@ -292,7 +292,7 @@ class Kernel:
             names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}
             rep.profile = ProfileReport(meta.profile, np.sum(out.errs, axis=0), names, out.seconds, nwg,
                                         (meta.lanes_run, int(np.prod(meta.local_size)), meta.varying,
-                                         meta.lane_group, meta.lane_group_why))
+                                         meta.lane_group, meta.lane_group_why), compiled.tier)
         self._reported_compile = True
         del keep
         return rep

@@ -9,6 +9,7 @@ outputs are checked against numpy and recorded GPU outputs by the shader tests t
 """
 from __future__ import annotations
 
+import json
 import logging
 
 import numpy as np
@@ -153,3 +154,29 @@ def test_driver_setting(monkeypatch):
         config.load()
     monkeypatch.delenv("JITCOOP_ICD_TIER")
     assert config.load().tier is None
+
+
+@pytest.mark.parametrize("tier", ["fast", "optimized"])
+def test_cli_run_tier(tier, tmp_path, capsys):
+    from jitcoop.cli import main
+    from jitcoop.examples import path
+    x, y = np.arange(256, dtype=np.float32), np.ones(256, np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    assert main(["run", str(path("saxpy")), "--grid", "4", "--buffer", f"0={tmp_path / 'x.npy'}",
+                 "--buffer", f"1={tmp_path / 'y.npy'}", "--push-values", "f32:2,u32:256", "--tier", tier]) == 0
+    assert f"{tier} tier" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), 2 * x + 1)
+
+
+def test_cli_profile_says_which_tier_ran(tmp_path, capsys):
+    from jitcoop.cli import main
+    from jitcoop.examples import path
+    np.save(tmp_path / "x.npy", np.arange(256, dtype=np.float32))
+    np.save(tmp_path / "y.npy", np.ones(256, np.float32))
+    args = ["profile", str(path("saxpy")), "--grid", "1", "--buffer", f"0={tmp_path / 'x.npy'}",
+            "--buffer", f"1={tmp_path / 'y.npy'}", "--push-values", "f32:2,u32:256"]
+    assert main(args + ["--json"]) == 0
+    assert [r["tier"] for r in json.loads(capsys.readouterr().out).values()] == ["optimized"]
+    assert main(args + ["--tier", "fast"]) == 0
+    assert "fast tier" in capsys.readouterr().out

@@ -174,9 +174,11 @@ class Kernel:
 
     def wait_optimized(self, timeout: float | None = None) -> bool:
         """Under tier="auto": queue the optimized compile now if it is not done or queued, and
-        wait for it; True once dispatches run the optimized code (False: timeout passed, or the
-        compile failed, which leaves the fast code in place and logs why)."""
+        wait for it; True once dispatches run the optimized code (False: timeout passed, the
+        compile failed, which leaves the fast code in place and logs why, or tier="fast")."""
         from .runtime import tiers
+        if self.options.tier == "fast":
+            return False
         if self.tier != "optimized" and self._promotion is None:
             self._promotion = "queued"
             tiers.promote(self)

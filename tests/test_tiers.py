@@ -130,6 +130,7 @@ def test_fixed_tiers_compile_only_their_own(fresh_cache):
     for _ in range(3):
         assert _saxpy(k, x, x).tier == "fast"
     assert tiers.wait(60) and k.tier == "fast"
+    assert not k.wait_optimized(60) and k.tier == "fast"
     assert len(list(fresh_cache.glob("k_*.o"))) == 1, "only the fast tier's entry"
 
 

@@ -181,3 +181,11 @@ def test_cli_profile_says_which_tier_ran(tmp_path, capsys):
     assert [r["tier"] for r in json.loads(capsys.readouterr().out).values()] == ["optimized"]
     assert main(args + ["--tier", "fast"]) == 0
     assert "fast tier" in capsys.readouterr().out
+
+
+def test_a_long_dispatch_queues_the_optimized_compile(fresh_cache, monkeypatch):
+    monkeypatch.setattr(tiers, "LONG_RUN", 0.0)         # every dispatch counts as long
+    x = np.ones(1024, np.float32)
+    k = jitcoop.Device().load(SAXPY).kernel()
+    assert _saxpy(k, x, x).tier == "fast"
+    assert tiers.wait(120) and k.tier == "optimized"

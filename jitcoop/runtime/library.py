@@ -137,7 +137,10 @@ def load(variants) -> None:
             continue
         path = _store() / f"{v.symbol}.o"
         if not path.exists():
-            with _lock:
+            # under the LLVM lock too: numba's compile uses LLVM, and a compile's child process
+            # (runtime.limit; a background optimized compile's: runtime.tiers) is forked only
+            # while no other thread is inside LLVM
+            with _lock, jit.lock():
                 if not path.exists():
                     _compile(v.func, v.args, v.symbol)
         jit.load_object(v.symbol, path.read_bytes(), [])

@@ -6,6 +6,7 @@ import math
 import numbers
 import operator
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,6 +268,13 @@ class Kernel:
             if meta.writes_physical:
                 written.append(b.bytes)
         snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
+        long_run = None
+        if self._promotion is None and self.options.tier == "auto" and compiled.tier == "fast":
+            # a first dispatch still running after LONG_RUN seconds queues the optimized compile
+            # then, so that the code is ready sooner for the next dispatch
+            long_run = threading.Timer(_tiers().LONG_RUN, self._maybe_promote, (_tiers().LONG_RUN,))
+            long_run.daemon = True
+            long_run.start()
         try:
             out = run.run(compiled.address, meta, consts, grid, bind,
                           (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
@@ -274,6 +282,9 @@ class Kernel:
         except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
             snapshot.restore()
             raise
+        finally:
+            if long_run is not None:
+                long_run.cancel()
         failed = [e for e in out.errs if e[0] > 0]
         if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
             snapshot.restore()
@@ -288,7 +299,7 @@ class Kernel:
             dst[...] = src
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
                              self.cache_hit, out.seconds, nwg, out.threads, tier=compiled.tier)
-        self._maybe_promote(out.seconds)
+        self._maybe_promote(out.seconds)    # (a run just past LONG_RUN: its timer may not have fired)
         if self.options.profile:
             from .profile import ProfileReport
             names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}

@@ -148,3 +148,51 @@ def test_compile_nothing_cached(benchmark, report, shader):
     r = res["r"]
     benchmark.extra_info.update(first_kernel_s=r["kernel_s"], peak_mb=r["peak_mb"], import_s=r["import_s"])
     report(f"first kernel of a fresh install ({shader.stem}): {r['kernel_s']:.1f} s, peak {r['peak_mb']:.0f} MB")
+
+
+SUITE = Path(__file__).with_name("compile_suite.py")
+
+
+def _suite(tier, cache) -> dict:
+    out = subprocess.run([sys.executable, str(SUITE), "--tier", tier],
+                         env=dict(os.environ, JITCOOP_CACHE_DIR=str(cache)),
+                         capture_output=True, text=True, timeout=3600)
+    if out.returncode != 0:
+        raise AssertionError(f"compile_suite.py --tier {tier} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_suite_cold(benchmark, report):
+    """Every kernel of the test suite's shaders (about 200, 0.3-23 KB of SPIR-V), compiled one
+    after another in one process from an empty kernel cache (the kernel library built): at the
+    fast tier (what each first dispatch waits for under the default "auto") and at the optimized
+    tier, each tier's total, median and slowest kernel, and the optimized tier's total as a
+    multiple of the fast tier's (the peer figure)."""
+    import statistics
+    with tempfile.TemporaryDirectory() as lib:
+        _suite("fast", lib)                     # builds the kernel library's variants
+        res = {}
+        for tier in ("fast", "optimized"):
+            with tempfile.TemporaryDirectory() as d:
+                for x in Path(lib).glob("lib-*"):
+                    shutil.copytree(x, Path(d) / x.name)
+                if tier == "fast":
+                    def cold():
+                        res["fast"] = _suite("fast", d)
+                    benchmark.pedantic(cold, rounds=1, iterations=1)
+                else:
+                    res[tier] = _suite(tier, d)
+    both = [n for n in res["fast"]["seconds"] if res["fast"]["seconds"][n] is not None
+            and res["optimized"]["seconds"].get(n) is not None]
+    figures = {}
+    for tier in ("fast", "optimized"):
+        s = [res[tier]["seconds"][n] for n in both]
+        slowest = max(both, key=lambda n: res[tier]["seconds"][n])
+        figures[tier] = dict(total=sum(s), median=statistics.median(s), max=max(s), slowest=slowest,
+                             peak_mb=res[tier]["peak_mb"])
+        report(f"{len(both)} kernels, cold, {tier} tier: {sum(s):.1f} s in all, median {statistics.median(s):.3f} s, "
+               f"slowest {max(s):.2f} s ({slowest}), peak {res[tier]['peak_mb']:.0f} MB")
+    ratio = figures["optimized"]["total"] / figures["fast"]["total"]
+    report(f"optimized tier / fast tier, in all: {ratio:.1f}x")
+    benchmark.extra_info.update(kernels=len(both), optimized_over_fast=ratio,
+                                **{f"{t}_{k}": v for t, f in figures.items() for k, v in f.items()})

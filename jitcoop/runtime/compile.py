@@ -2,7 +2,8 @@
 
 A kernel's cache entry is two files in `JITCOOP_CACHE_DIR` named by a hash of everything the code
 depends on (module bytes, entry point, spec constants, device profile and subgroup size, kernel
-options, jitcoop's code generator and kernel library, the host CPU and LLVM version):
+options with the compile tier, jitcoop's code generator and kernel library, the host CPU and
+LLVM version), so a kernel compiled at both tiers has two entries (jitcoop.runtime.tiers):
 
     k_<key>.o      the object file (the kernel function `kernel.<key>`)
     k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)

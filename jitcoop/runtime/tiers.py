@@ -12,9 +12,9 @@ Both run the same SPIR-V semantics and write the same bytes (tests/test_tiers.py
 test shader's outputs on both). Each tier has its own cache key, so the disk cache keeps both.
 
 Under the "auto" policy a kernel starts with the optimized code when this process or the disk
-cache has it, else with the fast tier's. A kernel at the fast tier that is dispatched again, or
-whose dispatch ran longer than LONG_RUN seconds, is queued for its optimized compile on one
-shared background thread (a daemon: it never delays the process's exit), which compiles in a
+cache has it, else with the fast tier's. A kernel at the fast tier is queued for its optimized
+compile when it is dispatched again, or while its first dispatch is still running LONG_RUN
+seconds after it started (jitcoop.api.Kernel.dispatch), on one shared background thread (a daemon: it never delays the process's exit), which compiles in a
 child process (runtime.limit: the LLVM lock stays free for the caller's compiles, and the child
 is killed should the process exit first). When the code is ready the kernel's `Compiled` is
 replaced in one assignment, so a dispatch runs either the one tier's code and metadata or the
@@ -30,8 +30,9 @@ import weakref
 
 log = logging.getLogger("jitcoop")
 
-# A dispatch running this long at the fast tier gets its kernel the optimized code even if it is
-# never dispatched again: the next run of a kernel this slow likely pays back its compile.
+# A first dispatch running this long at the fast tier queues its kernel's optimized compile
+# without waiting for a second dispatch: a kernel this slow to run at the fast tier pays back
+# the compile at its next dispatch (0.25 s: longer than the fast tier's compile of most kernels).
 LONG_RUN = 0.25
 
 _queue: "queue.Queue" = queue.Queue()

@@ -190,3 +190,38 @@ def test_a_long_dispatch_queues_the_optimized_compile(fresh_cache, monkeypatch):
     k = jitcoop.Device().load(SAXPY).kernel()
     assert _saxpy(k, x, x).tier == "fast"
     assert tiers.wait(120) and k.tier == "optimized"
+
+
+def test_exit_does_not_wait_for_a_background_compile(tmp_path):
+    """A process that exits while its background compile runs exits at once, and the compiling
+    child process goes with it (runtime.limit kills it at exit)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    script = f"""
+import sys, time
+import jitcoop
+from jitcoop.runtime import limit
+m = jitcoop.Device("nvidia").load({str(ROOT / "tests" / "shaders" / "coopmat2_prod" / "mul_mm_q_O.spv")!r})
+k = m.kernel(spec={{"BLOCK_SIZE": 256, "BM": 128, "BN": 128, "BK": 64, "enable_smaller_matrices": True, "TYPE_A": 0}})
+assert k.tier == "fast"
+from jitcoop.runtime import tiers
+k._promotion = "queued"
+tiers.promote(k)
+for _ in range(500):                 # until the background thread has forked its compile
+    if limit._running:
+        break
+    time.sleep(0.01)
+print(*limit._running, flush=True)
+"""
+    env = dict(os.environ, JITCOOP_CACHE_DIR=str(tmp_path))
+    env.pop("JITCOOP_TIER", None)
+    p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    pids = [int(x) for x in p.stdout.split()]
+    assert len(pids) == 1
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pids[0], 0)
+    assert not list(tmp_path.glob("k_*.o"))[1:], "the optimized compile was stopped before it finished"

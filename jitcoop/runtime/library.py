@@ -112,7 +112,9 @@ def variant(func: str, args: str | tuple) -> Variant:
     v = _variants.get(sym)
     if v is not None:
         return v
-    with _lock:
+    # the LLVM lock too (as load() takes it): a compile's child process is forked under it, so
+    # never while this thread holds _lock, which the child's generator may need
+    with _lock, jit.lock():
         v = _variants.get(sym)
         if v is not None:
             return v

@@ -1,10 +1,16 @@
-"""Compile latency (issue 17): seconds from `Module.kernel()` to a ready kernel, and peak resident
-memory, for every benchmark shader and the coopmat2 application shaders, each in a fresh process:
+"""Compile latency (issues 17 and 40): seconds from `Module.kernel()` to a ready kernel, and peak
+resident memory, for every benchmark shader and the coopmat2 application shaders, each in a fresh
+process:
 
-- cold: no kernel in the jitcoop cache, the kernel library already built (what a user meets for
-  every new shader, spec constant value or option after the first kernel of a fresh install, or
-  in CI with `jitcoop build-library` run into the image);
-- cached: a new process with the disk cache the cold run left;
+- cold, fast tier: no kernel in the jitcoop cache, the kernel library already built (what a
+  user meets for every new shader, spec constant value or option after the first kernel of a
+  fresh install, or in CI with `jitcoop build-library` run into the image): the time to a
+  kernel's first dispatch under the default tier policy, "auto" (jitcoop.runtime.tiers);
+- cold, optimized tier: the same with tier="optimized" (what the background thread compiles
+  for a kernel dispatched again, and what tier="optimized" waits for), in its own empty cache;
+  its ratio to the fast tier's is the peer figure;
+- cached: a new process with the disk cache the optimized run left (auto starts on the
+  optimized code it finds there);
 - nothing cached at all (numba's caches and the kernel library empty too), for one shader.
 
 Each is timed inside the child (benchmarks/compile_probe.py), so interpreter start-up and the
@@ -86,31 +92,42 @@ def probe(shader, profile, spec, options, env_extra) -> dict:
 
 
 def with_library(shader, profile, spec, options, d):
-    """Build the kernel-library variants the kernel needs in a scratch cache, and copy only them
-    into the empty cache folder d."""
+    """Build the kernel-library variants the kernel needs in a scratch cache (both tiers need the
+    same), and copy only them into the empty cache folder d."""
     with tempfile.TemporaryDirectory() as lib:
-        probe(shader, profile, spec, options, {"JITCOOP_CACHE_DIR": lib})
+        probe(shader, profile, spec, dict(options, tier="fast"), {"JITCOOP_CACHE_DIR": lib})
         for x in Path(lib).glob("lib-*"):
             shutil.copytree(x, Path(d) / x.name)
 
 
 @pytest.mark.parametrize("name,shader,profile,spec,options", CASES, ids=[c[0] for c in CASES])
 def test_compile_latency(benchmark, report, name, shader, profile, spec, options):
-    with tempfile.TemporaryDirectory() as d:
-        with_library(shader, profile, spec, options, d)
-        env = {"JITCOOP_CACHE_DIR": d}
-        results = {}
-
-        def cold():
-            results["cold"] = probe(shader, profile, spec, options, env)
-        benchmark.pedantic(cold, rounds=1, iterations=1)
-        results["cached"] = probe(shader, profile, spec, options, env)
-    c, w = results["cold"], results["cached"]
-    assert not c["cache_hit"] and w["cache_hit"]
-    benchmark.extra_info.update(cold_s=c["kernel_s"], cold_peak_mb=c["peak_mb"], cached_s=w["kernel_s"],
-                                cached_peak_mb=w["peak_mb"], import_s=w["import_s"],
+    results = {}
+    with tempfile.TemporaryDirectory() as lib:
+        with_library(shader, profile, spec, options, lib)
+        for tier in ("fast", "optimized"):
+            with tempfile.TemporaryDirectory() as d:
+                for x in Path(lib).iterdir():
+                    shutil.copytree(x, Path(d) / x.name)
+                env = {"JITCOOP_CACHE_DIR": d}
+                opts = dict(options, tier=tier)
+                if tier == "fast":
+                    def cold():
+                        results["fast"] = probe(shader, profile, spec, opts, env)
+                    benchmark.pedantic(cold, rounds=1, iterations=1)
+                else:
+                    results["optimized"] = probe(shader, profile, spec, opts, env)
+                    results["cached"] = probe(shader, profile, spec, options | {"tier": "auto"}, env)
+    f, c, w = results["fast"], results["optimized"], results["cached"]
+    assert not f["cache_hit"] and not c["cache_hit"] and w["cache_hit"] and w["tier"] == "optimized"
+    benchmark.extra_info.update(fast_cold_s=f["kernel_s"], fast_peak_mb=f["peak_mb"],
+                                cold_s=c["kernel_s"], cold_peak_mb=c["peak_mb"],
+                                optimized_over_fast=c["kernel_s"] / f["kernel_s"],
+                                cached_s=w["kernel_s"], cached_peak_mb=w["peak_mb"], import_s=w["import_s"],
                                 spirv_bytes=shader.stat().st_size)
-    report(f"{name} ({shader.stat().st_size} B, {profile}): cold {c['kernel_s']:.2f} s, peak {c['peak_mb']:.0f} MB; "
+    report(f"{name} ({shader.stat().st_size} B, {profile}): cold, fast tier {f['kernel_s']:.2f} s "
+           f"(peak {f['peak_mb']:.0f} MB); cold, optimized tier {c['kernel_s']:.2f} s "
+           f"({c['kernel_s'] / f['kernel_s']:.1f}x the fast tier's; peak {c['peak_mb']:.0f} MB); "
            f"from the disk cache {w['kernel_s']:.3f} s, peak {w['peak_mb']:.0f} MB (import jitcoop "
            f"{w['import_s']:.2f} s, load the module {w['load_s']:.2f} s)")
 
@@ -126,8 +143,56 @@ def test_compile_nothing_cached(benchmark, report, shader):
         res = {}
 
         def cold():
-            res["r"] = probe(shader, "generic", {}, {}, env)
+            res["r"] = probe(shader, "generic", {}, {"tier": "fast"}, env)
         benchmark.pedantic(cold, rounds=1, iterations=1)
     r = res["r"]
     benchmark.extra_info.update(first_kernel_s=r["kernel_s"], peak_mb=r["peak_mb"], import_s=r["import_s"])
     report(f"first kernel of a fresh install ({shader.stem}): {r['kernel_s']:.1f} s, peak {r['peak_mb']:.0f} MB")
+
+
+SUITE = Path(__file__).with_name("compile_suite.py")
+
+
+def _suite(tier, cache) -> dict:
+    out = subprocess.run([sys.executable, str(SUITE), "--tier", tier],
+                         env=dict(os.environ, JITCOOP_CACHE_DIR=str(cache)),
+                         capture_output=True, text=True, timeout=3600)
+    if out.returncode != 0:
+        raise AssertionError(f"compile_suite.py --tier {tier} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_suite_cold(benchmark, report):
+    """Every kernel of the test suite's shaders (about 200, 0.3-23 KB of SPIR-V), compiled one
+    after another in one process from an empty kernel cache (the kernel library built): at the
+    fast tier (what each first dispatch waits for under the default "auto") and at the optimized
+    tier, each tier's total, median and slowest kernel, and the optimized tier's total as a
+    multiple of the fast tier's (the peer figure)."""
+    import statistics
+    with tempfile.TemporaryDirectory() as lib:
+        _suite("fast", lib)                     # builds the kernel library's variants
+        res = {}
+        for tier in ("fast", "optimized"):
+            with tempfile.TemporaryDirectory() as d:
+                for x in Path(lib).glob("lib-*"):
+                    shutil.copytree(x, Path(d) / x.name)
+                if tier == "fast":
+                    def cold():
+                        res["fast"] = _suite("fast", d)
+                    benchmark.pedantic(cold, rounds=1, iterations=1)
+                else:
+                    res[tier] = _suite(tier, d)
+    both = [n for n in res["fast"]["seconds"] if res["fast"]["seconds"][n] is not None
+            and res["optimized"]["seconds"].get(n) is not None]
+    figures = {}
+    for tier in ("fast", "optimized"):
+        s = [res[tier]["seconds"][n] for n in both]
+        slowest = max(both, key=lambda n: res[tier]["seconds"][n])
+        figures[tier] = dict(total=sum(s), median=statistics.median(s), max=max(s), slowest=slowest,
+                             peak_mb=res[tier]["peak_mb"])
+        report(f"{len(both)} kernels, cold, {tier} tier: {sum(s):.1f} s in all, median {statistics.median(s):.3f} s, "
+               f"slowest {max(s):.2f} s ({slowest}), peak {res[tier]['peak_mb']:.0f} MB")
+    ratio = figures["optimized"]["total"] / figures["fast"]["total"]
+    report(f"optimized tier / fast tier, in all: {ratio:.1f}x")
+    benchmark.extra_info.update(kernels=len(both), optimized_over_fast=ratio,
+                                **{f"{t}_{k}": v for t, f in figures.items() for k, v in f.items()})

@@ -6,6 +6,7 @@ import math
 import numbers
 import operator
 import os
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -31,11 +32,12 @@ class DispatchReport:
     threads: int = 1
     extra: dict = field(default_factory=dict)
     profile: object = None        # a jitcoop.profile.ProfileReport for dispatch(..., profile=True)
+    tier: str = "optimized"       # the compile tier of the code that ran: "fast" or "optimized"
 
     def __str__(self):
         src = "cache" if self.cache_hit else "compiled"
         return (f"{self.workgroups} workgroups in {self.run_seconds * 1e3:.2f} ms on {self.threads} "
-                f"thread(s); kernel {src} in {self.compile_seconds * 1e3:.1f} ms")
+                f"thread(s), {self.tier} tier; kernel {src} in {self.compile_seconds * 1e3:.1f} ms")
 
 
 class Device:
@@ -145,32 +147,83 @@ class Kernel:
 
     def __init__(self, module: Module, entry: str | None, spec: dict, options):
         from .options import KernelOptions
-        from .runtime.compile import compile_kernel
         self.module = module
         self.device = module.device
         self.options = KernelOptions.of(options)
         self.spec = dict(spec)
+        self.entry = entry
         self._profiled = None
         self._binding_plan = None
+        self._dispatches = 0
+        self._promotion = None          # None, "queued" or "failed" (jitcoop.runtime.tiers)
         t0 = time.perf_counter()
-        self._compiled = compile_kernel(module.spirv, entry, self.spec, self.device.profile,
-                                        self.device.subgroup_size, self.options)
-        self.meta = self._compiled.meta
-        self.entry = self.meta.entry
-        self.cache_hit = self._compiled.cache_hit
-        self._consts = np.frombuffer(self.meta.consts or bytes(64), np.uint8)
-        self._diagnosed: set = set()      # diagnostic sites reported (jitcoop.diagnostics)
+        if self.options.tier == "auto":
+            compiled = self._compile_tier("optimized", cached_only=True) or self._compile_tier("fast")
+        else:
+            compiled = self._compile_tier(self.options.tier)
+        self._code = (compiled, np.frombuffer(compiled.meta.consts or bytes(64), np.uint8))
+        self.entry = compiled.meta.entry
+        self.cache_hit = compiled.cache_hit
+        self._diagnosed: set = set()      # (instruction offset, rule) reported (jitcoop.diagnostics)
         self.compile_seconds = time.perf_counter() - t0
         self._reported_compile = False
 
+    def _compile_tier(self, tier: str, cached_only: bool = False, background: bool = False):
+        from .runtime.compile import compile_kernel
+        return compile_kernel(self.module.spirv, self.entry, self.spec, self.device.profile,
+                              self.device.subgroup_size, self.options.replace(tier=tier),
+                              cached_only=cached_only, background=background)
+
+    @property
+    def _compiled(self):
+        return self._code[0]
+
+    @property
+    def meta(self):
+        """The metadata of the code dispatches run now (jitcoop.codegen.meta.KernelMeta)."""
+        return self._code[0].meta
+
+    @property
+    def tier(self) -> str:
+        """The compile tier of the code dispatches run now: "fast" or "optimized"."""
+        return self._code[0].tier
+
+    def wait_optimized(self, timeout: float | None = None) -> bool:
+        """Under tier="auto": queue the optimized compile now if it is not done or queued, and
+        wait for it; True once dispatches run the optimized code (False: timeout passed, the
+        compile failed, which leaves the fast code in place and logs why, or tier="fast")."""
+        from .runtime import tiers
+        if self.options.tier == "fast":
+            return False
+        if self.tier != "optimized" and self._promotion is None:
+            self._promotion = "queued"
+            tiers.promote(self)
+        if self.tier != "optimized" and self._promotion == "queued":
+            tiers.wait(timeout)
+        return self.tier == "optimized"
+
+    def _promoted(self, compiled):
+        """The optimized code, ready (jitcoop.runtime.tiers' thread): one assignment swaps the
+        code and its metadata together."""
+        self._code = (compiled, np.frombuffer(compiled.meta.consts or bytes(64), np.uint8))
+
+    def _promotion_failed(self, error):
+        self._promotion = "failed"
+        self.promotion_error = error
+
+    def describe(self) -> str:
+        return f"entry point {self.entry!r} of {self.module.origin or 'a module'}"
+
     @property
     def source(self) -> str:
-        """The kernel's LLVM IR (generated again when the kernel came from the disk cache)."""
-        if self._compiled.ir is None:
+        """The LLVM IR of the code dispatches run now (generated again when the kernel came from
+        the disk cache)."""
+        c = self._compiled
+        if c.ir is None:
             from .runtime.compile import generate_ir
-            self._compiled.ir = generate_ir(self.module.spirv, self.entry, self.spec, self.device.profile,
-                                            self.device.subgroup_size, self.options)[0]
-        return self._compiled.ir
+            c.ir = generate_ir(self.module.spirv, self.entry, self.spec, self.device.profile,
+                               self.device.subgroup_size, self.options.replace(tier=c.tier))[0]
+        return c.ir
 
     @property
     def local_size(self):
@@ -221,7 +274,11 @@ class Kernel:
         grid = _grid(grid)
         _check_run_options(threads, timeout)
         nwg = grid[0] * grid[1] * grid[2]
-        meta = self.meta
+        compiled, consts = self._code       # (one tier's code and metadata, whatever swaps meanwhile)
+        meta = compiled.meta
+        self._dispatches += 1
+        if self._dispatches > 1:
+            self._maybe_promote(0.0)
         bind, keep, writebacks, written = self._bind(bindings or {})
         push_data = self._push(push)
         keep.append(push_data)
@@ -231,19 +288,29 @@ class Kernel:
             if meta.writes_physical:
                 written.append(b.bytes)
         snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
+        long_run = None
+        if self._promotion is None and self.options.tier == "auto" and compiled.tier == "fast":
+            # a first dispatch still running after LONG_RUN seconds queues the optimized compile
+            # then, so that the code is ready sooner for the next dispatch
+            long_run = threading.Timer(_tiers().LONG_RUN, self._maybe_promote, (_tiers().LONG_RUN,))
+            long_run.daemon = True
+            long_run.start()
         try:
-            out = run.run(self._compiled.address, meta, self._consts, grid, bind,
+            out = run.run(compiled.address, meta, consts, grid, bind,
                           (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
                           _threads(threads, nwg), timeout, snapshot)
         except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
             snapshot.restore()
             raise
+        finally:
+            if long_run is not None:
+                long_run.cancel()
         failed = [e for e in out.errs if e[0] > 0]
         if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
             snapshot.restore()
             if failed:
                 e = min(failed, key=lambda e: e[1])
-                raise self._execution_error(e, grid)
+                raise self._execution_error(meta, e, grid)
             if out.cancel == run.INTERRUPTED:
                 raise KeyboardInterrupt("dispatch interrupted; the buffers were restored")
             raise ExecutionError(f"the dispatch ran longer than its timeout of {timeout} s and was "
@@ -251,15 +318,16 @@ class Kernel:
         for dst, src in writebacks:
             dst[...] = src
         if meta.diagnostics:
-            self._diagnose(out.errs, grid, on_diagnostic)
+            self._diagnose(meta, out.errs, grid, on_diagnostic)
         rep = DispatchReport(0.0 if self._reported_compile else self.compile_seconds,
-                             self.cache_hit, out.seconds, nwg, out.threads)
+                             self.cache_hit, out.seconds, nwg, out.threads, tier=compiled.tier)
+        self._maybe_promote(out.seconds)    # (a run just past LONG_RUN: its timer may not have fired)
         if self.options.profile:
             from .profile import ProfileReport
             names = {fid: self.module.spirv.name_of(fid).split("(")[0] for fid in self.module.spirv.functions}
             rep.profile = ProfileReport(meta.profile, np.sum(out.errs, axis=0), names, out.seconds, nwg,
                                         (meta.lanes_run, int(np.prod(meta.local_size)), meta.varying,
-                                         meta.lane_group, meta.lane_group_why))
+                                         meta.lane_group, meta.lane_group_why), compiled.tier)
         self._reported_compile = True
         del keep
         return rep
@@ -351,14 +419,23 @@ class Kernel:
             raise BindingError(f"push constants are {data.nbytes} bytes; the shader's block needs {need}")
         return data
 
-    def _execution_error(self, e, grid) -> ExecutionError:
-        site, msg, where = self._site_record(e, grid)
+    def _maybe_promote(self, run_seconds: float):
+        """Under tier="auto", fast-tier code dispatched again or running long: queue its
+        optimized compile (jitcoop.runtime.tiers)."""
+        if self._promotion is None and self.options.tier == "auto" and self._code[0].tier == "fast" \
+                and (self._dispatches > 1 or run_seconds >= _tiers().LONG_RUN):
+            self._promotion = "queued"
+            _tiers().promote(self)
+
+    def _execution_error(self, meta, e, grid) -> ExecutionError:
+        site, msg, where = self._site_record(meta, e, grid)
         return ExecutionError(msg, **where)
 
-    def _site_record(self, e, grid):
+    @staticmethod
+    def _site_record(meta, e, grid):
         """(the Site, its message, where: instruction, workgroup and lane) of a record in the
         failure record's layout: site number, workgroup, lane, details {d} {e} {f} {g}, case."""
-        site = self.meta.sites[int(e[0]) - 1]
+        site = meta.sites[int(e[0]) - 1]
         wg = int(e[1])
         wgid = (wg % grid[0], (wg // grid[0]) % grid[1], wg // (grid[0] * grid[1]))
         lane = int(e[2]) if e[2] >= 0 else None
@@ -371,20 +448,21 @@ class Kernel:
         return site, msg, dict(offset=ins.offset, opname=ins.opname, result_id=ins.result, workgroup=wgid,
                                lane=lane)
 
-    def _diagnose(self, errs, grid, sink=None):
-        """A PortabilityWarning for each diagnostic site this dispatch reached, once per kernel
-        and site (the lowest workgroup the threads recorded): warned, or given to sink."""
+    def _diagnose(self, meta, errs, grid, sink=None):
+        """A PortabilityWarning for each diagnostic site this dispatch reached, once per kernel,
+        instruction and rule whichever tier's code ran (the lowest workgroup the threads
+        recorded): warned, or given to sink."""
         from .diagnostics import PortabilityWarning, rule_of
-        for number, base in self.meta.diagnostics:
-            if number in self._diagnosed:
-                continue
+        for number, base in meta.diagnostics:
             recs = [e[base:base + 8] for e in errs if e[base] != 0]
             if not recs:
                 continue
-            self._diagnosed.add(number)
             first = min(recs, key=lambda r: r[1])
-            site, msg, where = self._site_record(first, grid)
+            site, msg, where = self._site_record(meta, first, grid)
             rule = rule_of(site, int(first[7]))
+            if (site.ins.offset, rule.name) in self._diagnosed:
+                continue
+            self._diagnosed.add((site.ins.offset, rule.name))
             w = PortabilityWarning(f"{msg} (not portable: {rule.spec}; strict=True makes it an error)",
                                    rule.name, **where)
             if sink is not None:
@@ -398,6 +476,11 @@ class Kernel:
 _ALIGNMENT = 16
 # maxComputeWorkGroupCount, as jitcoop's Vulkan driver reports it.
 MAX_GRID = (0x7FFFFFFF, 65535, 65535)
+
+
+def _tiers():
+    from .runtime import tiers
+    return tiers
 
 
 def _grid(grid):

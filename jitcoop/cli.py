@@ -217,7 +217,8 @@ def cmd_run(a) -> int:
     if a.profiles:
         return _run_compare(a, spirv, arrays, push, spec)
     k = jitcoop.Module(dev, spirv, str(a.shader)).kernel(a.entry, spec=spec, numerics=a.numerics,
-                                                        compile_timeout=a.compile_timeout)
+                                                        compile_timeout=a.compile_timeout,
+                                                        tier=a.tier or KernelOptions.of({}).tier)
     report = k.dispatch(a.grid, arrays, push=push, threads=a.threads, timeout=a.timeout)
     writable = {(b.set, b.binding) for b in k.meta.bindings if b.writable}
     if out_dir is not None:
@@ -279,7 +280,8 @@ def cmd_profile(a) -> int:
     for shader, spirv in zip(shaders, modules):
         arrays = {key: read_buffer(path) for key, path in a.buffer or []}   # fresh copies per run
         k = jitcoop.Module(dev, spirv, str(shader)).kernel(a.entry, spec=spec, decode_vector=a.decode_vector,
-                                                            numerics=a.numerics, compile_timeout=a.compile_timeout)
+                                                            numerics=a.numerics, compile_timeout=a.compile_timeout,
+                                                            tier=a.tier)
         reports.append(k.dispatch(a.grid, arrays, push=push, threads=a.threads, profile=True).profile)
     if a.json:
         out = {str(s): r.to_dict() for s, r in zip(shaders, reports)}
@@ -454,6 +456,12 @@ def _dispatch_args(r):
                         f"{KernelOptions.compile_timeout:g}; 0: no limit)")
 
 
+def _tier_arg(p, default: str, why: str):
+    from .options import TIERS
+    p.add_argument("--tier", default=default, choices=TIERS,
+                   help=f"compile tier (kernel option tier; default: {default or ''}{': ' if default else ''}{why})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jitcoop", description="Run SPIR-V compute shaders on the CPU.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -462,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "shader may write are written back to their files (same format), "
                                    "or, with --out, every buffer is written into that folder.")
     _dispatch_args(r)
+    _tier_arg(r, None, "JITCOOP_TIER, else auto: a single dispatch runs the fast tier's code unless "
+                       "the disk cache has the optimized code")
     r.add_argument("--out", metavar="DIR", help="write the buffers into DIR instead of over their files")
     r.add_argument("--profile", default="generic", help="device profile (default: generic)")
     r.add_argument("--profiles", metavar="A,B,...", help="run under each of these profiles (own copies "
@@ -494,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "per collective instruction its runs, elements and time. Buffers "
                                     "are read from their files and nothing is written back.")
     _dispatch_args(pr)
+    _tier_arg(pr, "optimized", "the code a long-running application ends up running")
     pr.add_argument("--compare", metavar="B.spv", help="profile a second shader (a decode variant) on "
                                                       "the same buffers and show both side by side")
     pr.add_argument("--device", "--profile", dest="profile", default="generic",

@@ -3,6 +3,7 @@ changes the compiled code of a kernel (`Module.kernel(entry, spec, **options)`).
 from __future__ import annotations
 
 import math
+import os
 import numbers
 from dataclasses import asdict, dataclass, fields
 
@@ -10,6 +11,7 @@ from .errors import BindingError
 
 NUMERICS = ("exact", "nvidia", "float32")
 DECODE_VECTOR_MODES = ("auto", "scalar", "vector", "check")
+TIERS = ("auto", "fast", "optimized")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ class KernelOptions:
     """Vulkan's robust buffer access (robustBufferAccess2's rules): a load, store or atomic
     through a binding outside the binding's range reads zeros and writes nothing, instead of
     an ExecutionError. Accesses through device addresses stay checked."""
+    tier: str = "auto"
+    """Which code runs (jitcoop.runtime.tiers): "auto" (the first dispatch runs code compiled fast
+    unless the disk cache has the optimized code; a kernel dispatched again or running long gets
+    the optimized code compiled in the background and swapped in when ready), "fast" (only the
+    fast tier: few LLVM passes, LLVM's -O0 code generator, no lane groups) or "optimized" (only
+    the fully optimized code, compiled before the first dispatch). Both tiers write the same
+    bytes. The default follows JITCOOP_TIER where that is set."""
     element_loops: bool = True
     """Run an element-wise instruction on a fragment of more than 32 components per invocation
     as a loop over the components (jitcoop.codegen.element_loops); False writes it out
@@ -62,7 +71,13 @@ class KernelOptions:
         if bad:
             raise BindingError(f"unknown kernel option{'s' if len(bad) > 1 else ''} {', '.join(bad)}; "
                                f"the options are {', '.join(sorted(known))}")
+        from_env = "tier" not in options and bool(os.environ.get("JITCOOP_TIER", "").strip())
+        if from_env:
+            options["tier"] = os.environ["JITCOOP_TIER"].strip()
         o = cls(**options)
+        if o.tier not in TIERS:
+            raise BindingError(f"{'JITCOOP_TIER' if from_env else 'tier'}={o.tier!r}: choose one of "
+                               f"{', '.join(TIERS)}")
         if o.numerics not in NUMERICS:
             raise BindingError(f"numerics={o.numerics!r}: choose one of {', '.join(NUMERICS)}")
         if o.decode_vector not in DECODE_VECTOR_MODES:

@@ -28,11 +28,12 @@ def _site(ins) -> str:
 
 class ProfileReport:
     def __init__(self, layout, counters: np.ndarray, names: dict, wall: float, workgroups: int,
-                 lanes: tuple | None = None):
+                 lanes: tuple | None = None, tier: str = "optimized"):
         spt = seconds_per_tick()
         c = counters
         self.wall_seconds = wall
         self.workgroups = workgroups
+        self.tier = tier            # the compile tier of the code profiled (jitcoop.runtime.tiers)
         # (invocations run per workgroup, workgroup size, why they differ, lane group, why none)
         self.lanes = lanes
         self.callbacks: list[dict] = []
@@ -75,7 +76,7 @@ class ProfileReport:
             ns_per_element=(seconds * 1e9 / elements) if elements else None, bytes_read=nbytes))
 
     def to_dict(self) -> dict:
-        out = {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups,
+        out = {"wall_seconds": self.wall_seconds, "workgroups": self.workgroups, "tier": self.tier,
                "callbacks": self.callbacks, "instructions": self.instructions}
         if self.lanes is not None:
             run, size, why, group, why_not = self.lanes
@@ -108,8 +109,8 @@ def _ms(x) -> str:
 
 
 def format_report(r: ProfileReport) -> str:
-    lines = [f"dispatch: {r.workgroups} workgroups, {r.wall_seconds * 1e3:.3f} ms (profiled: counters "
-             "and clock reads add time)"]
+    lines = [f"dispatch: {r.workgroups} workgroups, {r.wall_seconds * 1e3:.3f} ms, {r.tier} tier "
+             "(profiled: counters and clock reads add time)"]
     if r.lanes is not None:
         run, size, why, group, why_not = r.lanes
         lines.append(f"invocations: the code of {run} of {size} runs per workgroup "

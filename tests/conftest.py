@@ -14,6 +14,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if not os.environ.get("JITCOOP_CACHE_DIR"):
     os.environ["JITCOOP_CACHE_DIR"] = str(ROOT / ".pytest_cache" / "jitcoop")
+# Tests that inspect a kernel's code and metadata (lane groups, invariance, the IR) mean the
+# optimized tier's, and a test run starts no background compiles: kernels compile at the
+# optimized tier unless a test asks for another (tests/test_tiers.py checks both tiers write the
+# same bytes for every test shader, and the "auto" policy's swap).
+os.environ.setdefault("JITCOOP_TIER", "optimized")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

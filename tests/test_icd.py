@@ -360,9 +360,14 @@ def _vkrun(programs, manifest, profile, cases, tmp_path):
             for name, _, _, binds, _ in cases}
 
 
-def test_shader_families_give_the_python_api_bytes(programs, manifest, tmp_path):
+@pytest.mark.parametrize("tier", [None, "fast"], ids=["optimized", "fast"])
+def test_shader_families_give_the_python_api_bytes(programs, manifest, tmp_path, monkeypatch, tier):
     """Core, VK_KHR_cooperative_matrix, coopmat2 tensor addressing and cooperative vectors on the
-    nvidia profile: vkrun's results are the Python API's bytes, and numpy's."""
+    nvidia profile: vkrun's results are the Python API's bytes (its kernels at the optimized
+    tier), and numpy's; the driver's pipelines at the optimized tier (the test run's
+    JITCOOP_TIER), then at the fast tier (JITCOOP_ICD_TIER)."""
+    if tier:
+        monkeypatch.setenv("JITCOOP_ICD_TIER", tier)
     rng = np.random.default_rng(19)
     n = 1000
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)

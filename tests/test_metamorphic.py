@@ -203,11 +203,11 @@ def _bench(name):
     return _BENCHES[name]
 
 
-def _check_variant(name, seed, steps=None):
+def _check_variant(name, seed, steps=None, tier=None):
     v = harness.make_variant(name, (ROOT / name).read_bytes(), seed, SPIRV, steps)
     if v.skipped:
         pytest.skip(v.skipped)
-    o = _bench(name).check(v)
+    o = _bench(name).check(v, tier)
     assert o.status == "same", f"{o.status}: {o.detail}\n" + "\n".join(v.steps)
 
 
@@ -220,9 +220,12 @@ def test_variant_writes_the_same_bytes(name, seed, steps):
 
 @needs_tools
 @pytest.mark.slow
+@pytest.mark.parametrize("tier", ["optimized", "fast"])
 @pytest.mark.parametrize("name,seed", [(n, s) for n in sorted(RECIPES) for s in (11, 12)])
-def test_two_random_variants_of_every_shader(name, seed):
-    _check_variant(name, seed)
+def test_two_random_variants_of_every_shader(name, seed, tier):
+    """Each variant at both compile tiers (jitcoop.runtime.tiers) against the original's
+    outputs at the optimized tier."""
+    _check_variant(name, seed, tier=tier)
 
 
 # -- reproducers of engine bugs found this way -------------------------------------------------------

@@ -200,9 +200,11 @@ def _expected(data, idx, u, push):
     return data2.astype(np.uint32), o.astype(np.uint32)
 
 
-@pytest.fixture(scope="module")
-def bad_index(kc):
-    return kc("bad_index")
+@pytest.fixture(scope="module", params=["optimized", "fast"])
+def bad_index(kc, request):
+    """The kernel at each compile tier (jitcoop.runtime.tiers): a failure names the same
+    instruction, workgroup and lane at both."""
+    return kc.module("bad_index").kernel("main", tier=request.param)
 
 
 def test_valid_dispatch(bad_index, rng):

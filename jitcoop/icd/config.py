@@ -22,6 +22,9 @@
                            device, as the specification allows; 0 (default): they run as the
                            H100 runs them, each reported once per pipeline and instruction as a
                            debug-utils message of WARNING severity
+    JITCOOP_ICD_TIER       compile tier of every pipeline (jitcoop.runtime.tiers): auto (default: the
+                           first dispatch runs code compiled fast, a pipeline dispatched again gets
+                           optimized code compiled in the background), fast or optimized
 """
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ class Config:
     faults: tuple = ()             # jitcoop.icd.faults.Fault
     strict: bool = False
     hidden: tuple = ()         # device extensions not offered
+    tier: str | None = None    # None: the kernel options' default (JITCOOP_TIER, else auto)
 
 
 def _profiles(text: str) -> tuple:
@@ -117,10 +121,15 @@ def load() -> Config:
     strict = os.environ.get("JITCOOP_ICD_STRICT", "0").strip() or "0"
     if strict not in ("0", "1"):
         raise ConfigError(f"JITCOOP_ICD_STRICT={strict!r}: use 0 or 1")
+    from ..options import TIERS
+    tier = os.environ.get("JITCOOP_ICD_TIER", "").strip() or None
+    if tier is not None and tier not in TIERS:
+        raise ConfigError(f"JITCOOP_ICD_TIER={tier!r}: use one of {', '.join(TIERS)}")
     return Config(_profiles(os.environ.get("JITCOOP_ICD_PROFILES", "nvidia")), numerics,
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
                   compile_mode == "eager", _number("JITCOOP_ICD_COMPILE_TIMEOUT", float),
-                  _size("JITCOOP_ICD_HEAP"), faults, strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")))
+                  _size("JITCOOP_ICD_HEAP"), faults, strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")),
+                  tier)
 
 
 def _hidden(text: str) -> tuple:

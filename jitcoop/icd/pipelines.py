@@ -88,12 +88,14 @@ class Pipeline(vk.Object):
         facts = _facts(device, key, self.module)
         self.bindings = [(b["set"], b["binding"]) for b in facts["bindings"] if b["storage_class"] in _BUFFER_STORAGE]
         self.spec = _specialization(stage.pSpecializationInfo, {s["spec_id"] for s in facts["spec_constants"]})
-        numerics = device.config.numerics
+        numerics, tier = device.config.numerics, device.config.tier
         self.options = {"numerics": numerics} if numerics else {}
         if device.config.strict:
             self.options["strict"] = True
         if _robust_buffers(info, device):
             self.options["robust_buffer_access"] = True
+        if tier:
+            self.options["tier"] = tier
         self.key = (key, self.entry, tuple(sorted(self.spec.items())), self.subgroup_size,
                     tuple(sorted(self.options.items())))
 

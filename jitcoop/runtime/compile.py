@@ -2,7 +2,8 @@
 
 A kernel's cache entry is two files in `JITCOOP_CACHE_DIR` named by a hash of everything the code
 depends on (module bytes, entry point, spec constants, device profile and subgroup size, kernel
-options, jitcoop's code generator and kernel library, the host CPU and LLVM version):
+options with the compile tier, jitcoop's code generator and kernel library, the host CPU and
+LLVM version), so a kernel compiled at both tiers has two entries (jitcoop.runtime.tiers):
 
     k_<key>.o      the object file (the kernel function `kernel.<key>`)
     k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)
@@ -15,6 +16,7 @@ the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running
 from __future__ import annotations
 
 import hashlib
+import math
 import pickle
 import threading
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ class Compiled:
     ir: str | None        # the LLVM IR (None when served from the disk cache)
     cache_hit: bool
     key: str
+    tier: str = "optimized"   # the compile tier of this code (jitcoop.runtime.tiers)
 
 
 def generator_fingerprint() -> str:
@@ -41,7 +44,7 @@ def generator_fingerprint() -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     files = [p for d in ("codegen", "analysis", "spirv", "devices") for p in (root / d).rglob("*.py")]
-    files += [root / "options.py", Path(__file__)]
+    files += [root / "options.py", Path(__file__), Path(__file__).with_name("jit.py")]
     for p in sorted(files):
         if p.name in ("asm.py", "disasm.py"):
             continue
@@ -67,14 +70,20 @@ def kernel_key(data: bytes, entry, spec: dict, profile, subgroup_size: int, opti
     return h.hexdigest()[:24]
 
 
-def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, options) -> Compiled:
-    """The compiled kernel: from this process's memory, the disk cache, or compiled now."""
+def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, options, *,
+                   cached_only: bool = False, background: bool = False) -> Compiled | None:
+    """The compiled kernel at the tier options.tier ("fast" or "optimized": each tier has its
+    own key, so the disk cache keeps both): from this process's memory, the disk cache, or
+    compiled now. cached_only: None rather than compiling. background: compiled in a child
+    process even without a time limit (the LLVM lock stays free for the process's other
+    compiles: jitcoop.runtime.tiers)."""
+    assert options.tier in ("fast", "optimized"), options.tier
     entry = module.entry_point(entry).name          # None and the first entry point's name: one key
     key = kernel_key(module.data, entry, spec, profile, subgroup_size, options)
     with _memo_lock:
         got = _memo.get(key)
     if got is not None:
-        return Compiled(got.address, got.meta, got.ir, True, key)
+        return Compiled(got.address, got.meta, got.ir, True, key, options.tier)
     d = cache_dir()
     obj_path, meta_path = d / f"k_{key}.o", d / f"k_{key}.meta"
     ir = None
@@ -86,25 +95,36 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
         except Exception:               # a damaged entry: compile again
             hit = False
     if not hit:
+        if cached_only:
+            return None
+        limit = options.compile_timeout or (math.inf if background else 0)
         ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
-                                    options.compile_timeout, module, entry)
+                                    limit, module, entry)
         write_atomically(obj_path, obj)
         write_atomically(meta_path, pickle.dumps(meta))
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
-    c = Compiled(addr, meta, ir, hit, key)
+    c = Compiled(addr, meta, ir, hit, key, options.tier)
     with _memo_lock:
         _memo[key] = c
     return c
 
 
+def generator_options(options):
+    """The options the code generator sees at options.tier: the fast tier leaves lane groups out
+    (the vectorizer and the larger module it makes cost most of a small kernel's compile)."""
+    return options.replace(lane_groups=False) if options.tier == "fast" else options
+
+
 def _generate(module, entry, spec, profile, subgroup_size, options, key):
     from ..codegen.emitter import KernelGen
     from ..spirv.specialize import Specialization
+    fast = options.tier == "fast"
+    options = generator_options(options)
     gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
     ir, meta = gen.build(f"kernel.{key}")
     try:
-        obj = jit.compile_ir(ir, options.opt_level)
+        obj = jit.compile_ir(ir, options.opt_level, fast=fast)
     except RuntimeError as e:
         if not meta.lane_group:
             raise
@@ -121,10 +141,12 @@ def _generate(module, entry, spec, profile, subgroup_size, options, key):
 
 def generate_ir(module, entry, spec, profile, subgroup_size, options, annotate=True) -> tuple[str, object]:
     """The LLVM IR of a kernel and its metadata, without compiling it (`jitcoop dis --generated`,
-    `Kernel.source`), each SPIR-V instruction's code under a comment naming it."""
+    `Kernel.source`), each SPIR-V instruction's code under a comment naming it; at the fast tier
+    when options.tier is "fast", else the optimized tier's."""
     from ..codegen.emitter import KernelGen
     from ..spirv.specialize import Specialization
-    gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size, options, profile=profile)
+    gen = KernelGen(module, Specialization(module, spec), entry, subgroup_size,
+                    generator_options(options), profile=profile)
     gen.annotate = annotate
     return gen.build("kernel")
 

@@ -112,7 +112,9 @@ def variant(func: str, args: str | tuple) -> Variant:
     v = _variants.get(sym)
     if v is not None:
         return v
-    with _lock:
+    # the LLVM lock too (as load() takes it): a compile's child process is forked under it, so
+    # never while this thread holds _lock, which the child's generator may need
+    with _lock, jit.lock():
         v = _variants.get(sym)
         if v is not None:
             return v
@@ -137,7 +139,10 @@ def load(variants) -> None:
             continue
         path = _store() / f"{v.symbol}.o"
         if not path.exists():
-            with _lock:
+            # under the LLVM lock too: numba's compile uses LLVM, and a compile's child process
+            # (runtime.limit; a background optimized compile's: runtime.tiers) is forked only
+            # while no other thread is inside LLVM
+            with _lock, jit.lock():
                 if not path.exists():
                     _compile(v.func, v.args, v.symbol)
         jit.load_object(v.symbol, path.read_bytes(), [])

@@ -13,6 +13,7 @@ jitcoop thread is inside LLVM then) and the child gets a fresh lock of its own.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import selectors
@@ -24,10 +25,21 @@ from ..errors import SpirvError
 from . import jit
 
 
+# Children compiling now: killed when the process exits (a background compile's thread is a
+# daemon and ends with the process; its child would go on compiling for nobody).
+_running: set = set()
+
+
+@atexit.register
+def _kill_running():
+    for pid in list(_running):
+        _kill(pid)
+
+
 def run_limited(work, limit: float, what: str):
     """work() in a child process; its result, or its exception raised here. Past `limit` seconds
-    the child is killed and a SpirvError says so. Without os.fork (not Linux or macOS), work()
-    runs here with no limit."""
+    (math.inf: no limit) the child is killed and a SpirvError says so. Without os.fork (not Linux
+    or macOS), work() runs here with no limit."""
     if not hasattr(os, "fork"):
         return work()
     r, w = os.pipe()
@@ -38,6 +50,7 @@ def run_limited(work, limit: float, what: str):
     if pid == 0:                                        # the child
         os.close(r)
         _child(work, w)
+    _running.add(pid)
     os.close(w)
     t0 = time.perf_counter()
     try:
@@ -53,6 +66,7 @@ def run_limited(work, limit: float, what: str):
                          f"compile_timeout=, CLI --compile-timeout) and was stopped after "
                          f"{time.perf_counter() - t0:.1f} s")
     _, status = os.waitpid(pid, 0)
+    _running.discard(pid)
     if not data:
         how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                else f"exited with status {os.WEXITSTATUS(status)}")
@@ -106,11 +120,15 @@ def _read_until(fd: int, deadline: float):
 
 
 def _kill(pid: int):
+    _running.discard(pid)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    os.waitpid(pid, 0)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:                          # (reaped by the thread that started it)
+        pass
 
 
 def _portable(e: BaseException):

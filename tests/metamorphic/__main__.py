@@ -1,12 +1,13 @@
 """Metamorphic testing of jitcoop's code generator from the command line:
 
-    python3 -m tests.metamorphic --count 500 --seed 7 [--jobs 4] [--shaders core/ coopmat2]
+    python3 -m tests.metamorphic --count 500 --seed 7 [--jobs 4] [--shaders core/ coopmat2] [--tier fast]
 
 runs `count` transformed variants (spread over the selected shaders' recipes), compares each
 variant's outputs with its original's bit for bit, prints every failure as it comes and a
 summary at the end, and keeps each failing variant (`.spv` and a `.txt` saying how it was made
 and what differed) under --save. A variant is reproducible from its shader and seed:
-`--shaders PATH --seeds N`. Statuses: SAME, SKIPPED (the tools refused the module, with their
+`--shaders PATH --seeds N`. Originals run at the optimized compile tier, variants at --tier
+(default optimized; jitcoop.runtime.tiers). Statuses: SAME, SKIPPED (the tools refused the module, with their
 message), COMPILE / RUN (load or kernel(), or dispatch, raised), DIFFERS (an output's bytes),
 ORIGINAL (the untransformed shader itself fails: no variants of it ran), TRANSFORM-BUG (an own
 transformation broke validity: a bug in tests/metamorphic).
@@ -44,12 +45,12 @@ def _plan(args) -> dict[str, list[int]]:
     return plan
 
 
-def _run_shader(shader: str, seeds: list[int], save: str) -> list[tuple]:
+def _run_shader(shader: str, seeds: list[int], save: str, tier: str = "optimized") -> list[tuple]:
     """One worker's share: the original once, then each variant. Rows of (shader, seed, status,
     detail, steps, seconds)."""
     spirv = tools.find()
     try:
-        bench = harness.Bench(RECIPES[shader])
+        bench = harness.Bench(RECIPES[shader])      # (at the optimized tier: JITCOOP_TIER, set in main)
     except Exception as e:      # noqa: BLE001 - the original itself fails: reported, no variants
         return [(shader, None, "original", harness._one_line(e), [], 0.0)]
     original = RECIPES[shader].path.read_bytes()
@@ -60,7 +61,7 @@ def _run_shader(shader: str, seeds: list[int], save: str) -> list[tuple]:
         except harness.TransformBug as e:
             rows.append((shader, seed, "transform-bug", str(e).splitlines()[0], [], 0.0))
             continue
-        o = bench.check(v)
+        o = bench.check(v, tier)
         if o.failed and save:
             _keep(save, v, o)
         rows.append((shader, seed, o.status, o.detail, v.steps, o.seconds))
@@ -95,9 +96,12 @@ def main(argv=None) -> int:
                          "original once); default: one task per shader")
     ap.add_argument("--time-limit", type=float, default=0,
                     help="stop after this many seconds and report the variants that finished")
+    ap.add_argument("--tier", default="optimized", choices=("optimized", "fast"),
+                    help="compile tier of the variants (default optimized; the originals always run optimized)")
     ap.add_argument("--save", default=str(ROOT / ".pytest_cache" / "metamorphic" / "failures"),
                     help="where failing variants are kept ('' for nowhere)")
     args = ap.parse_args(argv)
+    os.environ["JITCOOP_TIER"] = "optimized"
 
     spirv = tools.find()
     print(f"spirv-opt/spirv-val: {spirv or 'none found: every variant is skipped'}")
@@ -122,7 +126,7 @@ def main(argv=None) -> int:
     limit = args.time_limit or None
     if args.jobs > 1:
         pool = multiprocessing.get_context("fork").Pool(args.jobs)
-        results = pool.imap_unordered(_run_task, [(s, seeds, args.save) for s, seeds in tasks])
+        results = pool.imap_unordered(_run_task, [(s, seeds, args.save, args.tier) for s, seeds in tasks])
         try:
             for _ in tasks:
                 left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
@@ -135,7 +139,7 @@ def main(argv=None) -> int:
             if limit and time.perf_counter() - t0 > limit:
                 print("time limit: the remaining tasks were not run")
                 break
-            report(_run_shader(s, seeds, args.save))
+            report(_run_shader(s, seeds, args.save, args.tier))
 
     counts = collections.Counter(r[2] for r in rows)
     skipped = collections.Counter(r[3][:100] for r in rows if r[2] == "skipped")

@@ -127,9 +127,11 @@ class Bench:
         self.reference = self.run(self.kernel(recipe.path.read_bytes()))
         self.reference_seconds = time.perf_counter() - t0
 
-    def kernel(self, data: bytes):
+    def kernel(self, data: bytes, tier: str | None = None):
+        """The recipe's kernel of `data`; at a compile tier (jitcoop.runtime.tiers) when given."""
         r = self.recipe
-        return self.device.load(data).kernel(r.entry, spec=dict(r.spec), **r.options)
+        options = dict(r.options, **({"tier": tier} if tier else {}))
+        return self.device.load(data).kernel(r.entry, spec=dict(r.spec), **options)
 
     def run(self, kernel, timeout: float | None = None) -> dict:
         """Outputs of one dispatch: every binding and device buffer, in the recipe's canonical
@@ -146,13 +148,13 @@ class Bench:
         out["buffers"] = [_raw_copy(b.array) for b in self.inputs.buffers]
         return d.canon(out) if d.canon else out
 
-    def check(self, v: Variant) -> Outcome:
-        """Run a variant and compare with the original."""
+    def check(self, v: Variant, tier: str | None = None) -> Outcome:
+        """Run a variant (compiled at `tier` when given) and compare with the original."""
         if v.skipped:
             return Outcome(v, "skipped", v.skipped)
         t0 = time.perf_counter()
         try:
-            k = self.kernel(v.data)
+            k = self.kernel(v.data, tier)
         except Exception as e:      # noqa: BLE001 - any escape is a finding, named by its type
             return Outcome(v, "compile", _one_line(e), time.perf_counter() - t0)
         try:

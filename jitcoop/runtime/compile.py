@@ -1,29 +1,30 @@
 """Kernels from SPIR-V: generate LLVM IR, compile it, cache the machine code on disk, load it.
 
-A kernel's cache entry is two files in `JITCOOP_CACHE_DIR` named by a hash of everything the code
-depends on (module bytes, entry point, spec constants, device profile and subgroup size, kernel
-options, jitcoop's code generator and kernel library, the host CPU and LLVM version):
-
-    k_<key>.o      the object file (the kernel function `kernel.<key>`)
-    k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)
-
-A later process (or a later call) loads both and adds the object to the process's execution
-engine: no code generation, no LLVM passes. A compile with a time limit
+A kernel's cache entry is one file in `JITCOOP_CACHE_DIR`, `k_<key>.entry`, named by a hash of
+everything the code depends on (module bytes, entry point, spec constants, device profile and
+subgroup size, kernel options, jitcoop's code generator and kernel library, the host CPU and LLVM
+version): the object file (the kernel function `kernel.<key>`) and, as JSON, what the runtime needs
+to call it (KernelMeta: bindings, sizes, failure sites, constants); runtime/cache_entry.py has the
+format and its checks. A later process (or a later call) checks the entry and adds the object to
+the process's execution engine: no code generation, no LLVM passes. An entry that fails its
+checks is compiled again, with a CacheWarning. A compile with a time limit
 (`KernelOptions.compile_timeout`, 120 s by default) runs in a child process that is killed when
 the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running.
 """
 from __future__ import annotations
 
 import hashlib
-import pickle
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
 from . import limit as limit_mod
-from .cache import cache_dir, write_atomically
+from ..codegen.meta import KernelMeta
+from ..errors import CacheWarning
+from .cache import cache_dir, read_entry, write_entry
 
 
 @dataclass
@@ -75,27 +76,37 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
         got = _memo.get(key)
     if got is not None:
         return Compiled(got.address, got.meta, got.ir, True, key)
-    d = cache_dir()
-    obj_path, meta_path = d / f"k_{key}.o", d / f"k_{key}.meta"
+    path = cache_dir() / f"k_{key}.entry"
     ir = None
-    hit = obj_path.exists() and meta_path.exists()
+    got = _read(path, key)
+    hit = got is not None
     if hit:
-        try:
-            meta = pickle.loads(meta_path.read_bytes())
-            obj = obj_path.read_bytes()
-        except Exception:               # a damaged entry: compile again
-            hit = False
-    if not hit:
+        meta, obj = got
+    else:
         ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
                                     options.compile_timeout, module, entry)
-        write_atomically(obj_path, obj)
-        write_atomically(meta_path, pickle.dumps(meta))
+        _write(path, key, meta, obj)
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
     c = Compiled(addr, meta, ir, hit, key)
     with _memo_lock:
         _memo[key] = c
     return c
+
+
+def _read(path, key: str):
+    """(KernelMeta, object) of the kernel's disk cache entry, or None (missing, or set aside)."""
+    return read_entry(path, "kernel", key, KernelMeta.from_json)
+
+
+def _write(path, key: str, meta, obj: bytes):
+    try:
+        described = meta.to_json()
+    except TypeError as e:              # a value of the generator's that the format lacks: a bug
+        warnings.warn(f"jitcoop: kernel {key} is not written to the disk cache ({e}; please report this)",
+                      CacheWarning, stacklevel=3)
+        return
+    write_entry(path, "kernel", key, described, obj)
 
 
 def _generate(module, entry, spec, profile, subgroup_size, options, key):

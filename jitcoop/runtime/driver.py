@@ -229,6 +229,15 @@ def _ir() -> str:
     return text
 
 
+_DESCRIBED = {"symbol": "jc.drive"}      # the driver's cache entry's metadata
+
+
+def _described(meta):
+    if meta != _DESCRIBED:
+        raise ValueError("not the driver's description")
+    return meta
+
+
 def drive():
     """The ctypes function jc.drive(plan, thread) -> i64 (compiled once, kept on disk)."""
     if _fn:
@@ -238,12 +247,12 @@ def drive():
             text = _ir()
             key = hashlib.sha256((text + jit.host_key()).encode()).hexdigest()[:20]
             path = cache_dir() / f"drive_{key}.entry"
-            got = read_entry(path, "driver", key)
+            got = read_entry(path, "driver", key, _described)
             if got is not None:
                 obj = got[1]
             else:
                 obj = jit.compile_ir(text, level=2)
-                write_entry(path, "driver", key, {}, obj)
+                write_entry(path, "driver", key, _DESCRIBED, obj)
             addr = jit.load_object(f"drive_{key}", obj, ["jc.drive"])["jc.drive"]
             _fn.append(jit.c_function(addr, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p))
     return _fn[0]

@@ -55,6 +55,7 @@ def main(argv=None) -> int:
     cp = sub.add_parser("cache", help="damaged disk cache entries, each followed by a checked run")
     cp.add_argument("--count", type=int, default=1000)
     cp.add_argument("--seed", type=int, default=1)
+    cp.add_argument("--json", action="store_true", help="print the outcomes as one JSON line (for tests)")
     kp = sub.add_parser("keep", help="copy a campaign's reproducer into the committed corpus")
     kp.add_argument("repro", help="OUT/repro/NAME.json of a campaign")
     kp.add_argument("name", help="the corpus entry's name")
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
         return dispatch_campaign(a)
     if a.cmd == "cache":
         from .cache import main as cache_main
-        return cache_main(a.count, a.seed)
+        return cache_main(a.count, a.seed, a.json)
     if a.cmd == "keep":
         return keep(Path(a.repro), a.name)
     if a.cmd == "replay":

@@ -3,14 +3,15 @@
 needs it and must give numpy's bytes, with a CacheWarning naming the entry, and leave a good
 entry in its place.
 
-    python3 -m tests.fuzz cache --count 1000 --seed 1
+    python3 -m tests.fuzz cache --count 1000 --seed 1 [--json]
 
 The entries: a kernel (the saxpy example), the dispatch driver (every dispatch needs it), and
 a kernel-library variant with the kernel that calls it (tests/shaders/cache/divergent_add: a
 subgroup sum in divergent code). The damage (DAMAGE): truncated at a random length, bits
 flipped, a span overwritten with random bytes, another entry's bytes (another key, another
 kind), metadata replaced by garbage or by JSON of the wrong form under correct hashes, another
-format or jitcoop version in the header.
+format or jitcoop version in the header, an empty file. The first cases take each entry with each
+damage once; the rest are drawn at random.
 """
 from __future__ import annotations
 
@@ -291,9 +292,13 @@ def campaign(count: int, seed: int = 1, log=None) -> Result:
             pristine = {t: p.read_bytes() for t, p in paths.items()}
             everything = list(pristine.values())
             shares = np.array([s for *_, s in TARGETS])
+            sweep = [(t, run, kind) for t, run, _ in TARGETS for kind in DAMAGE]     # every pair first
             for i in range(count):
-                t, run, _ = TARGETS[int(rng.choice(len(TARGETS), p=shares / shares.sum()))]
-                kind = DAMAGE[int(rng.integers(len(DAMAGE)))]
+                if i < len(sweep):
+                    t, run, kind = sweep[i]
+                else:
+                    t, run, _ = TARGETS[int(rng.choice(len(TARGETS), p=shares / shares.sum()))]
+                    kind = DAMAGE[int(rng.integers(len(DAMAGE)))]
                 path, good = paths[t], pristine[t]
                 bad = damage(kind, rng, good, [x for x in everything if x != good])
                 path.write_bytes(bad)
@@ -326,11 +331,38 @@ def _kind(target: str) -> str:
     return {"kernel": "kernel", "kernel_lib": "kernel", "driver": "driver", "library": "library"}[target]
 
 
-def main(count: int, seed: int) -> int:
+def main(count: int, seed: int, as_json: bool = False) -> int:
     res = campaign(count, seed, log=lambda s: print(s, flush=True))
+    if as_json:
+        print(json.dumps([[t, d, o, n] for (t, d, o), n in sorted(res.outcomes.items())]))
+        return 0
     print(res.table())
     bad = res.cases - res.count("right")
     crashes = sum(n for (_, _, o), n in res.outcomes.items() if o.startswith("CRASH"))
     print(f"{res.cases} damaged entries, {res.count('right')} runs gave numpy's bytes with a CacheWarning and "
           f"left a good entry; {bad} did not ({crashes} crashes); {res.seconds:.0f} s")
     return 1 if bad else 0
+
+
+# -- a process among many sharing one folder (tests/test_cache.py) --------------------------------
+
+def worker(sizes, seed: int = 0):
+    """Compile and run the saxpy example at each workgroup size in `sizes` (each its own kernel,
+    in an order of this seed), against numpy; print one JSON line: right/wrong results, kernels
+    found in the cache, the CacheWarnings."""
+    import jitcoop
+    rng = np.random.default_rng(seed)
+    x, y0 = saxpy_inputs()
+    want = saxpy_reference()
+    out = dict(right=0, wrong=0, hits=0, warnings=[])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = jitcoop.Device().load(ROOT / "jitcoop" / "examples" / "saxpy.spv")
+        for wg in rng.permutation(list(sizes)):
+            k = m.kernel(spec={0: int(wg)})
+            y = y0.copy()
+            k.dispatch((-(-N // int(wg)), 1, 1), {0: x, 1: y}, push=struct.pack("<fI", 2.0, N))
+            out["right" if y.tobytes() == want else "wrong"] += 1
+            out["hits"] += bool(k.cache_hit)
+    out["warnings"] = [str(x.message) for x in w if issubclass(x.category, jitcoop.CacheWarning)]
+    print(json.dumps(out), flush=True)

@@ -122,7 +122,7 @@ def read_entry(path: Path, kind: str, key: str, decode=None):
     try:
         with open(path, "rb") as f:
             data = f.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         counters.misses += 1
         return None
     except OSError as e:

@@ -7,9 +7,12 @@ folder's files as listed here.
 """
 from __future__ import annotations
 
+import ctypes.util
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -378,3 +381,36 @@ def test_prune_size_must_be_a_size(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path))
     assert main(["cache", "prune", "--size", "big"]) == 2
     assert "--size" in capsys.readouterr().err
+
+
+# -- through the Vulkan driver ------------------------------------------------------------------------
+
+@pytest.mark.skipif(ctypes.util.find_library("vulkan") is None or shutil.which("cc") is None,
+                    reason="needs the Vulkan loader (libvulkan1) and a C compiler")
+def test_driver_reports_a_damaged_entry_and_runs(tmp_path):
+    """The Vulkan driver (tools/vkrun running the saxpy example): a truncated kernel entry is a
+    debug-utils warning (stderr: vkrun has no messenger) and the dispatch gives numpy's bytes."""
+    from jitcoop import icd
+    from tests.fuzz.cache import N, saxpy_inputs, saxpy_reference
+    inc = ROOT / "jitcoop" / "icd" / "include"
+    subprocess.run(["sh", str(ROOT / "tools" / "vkrun" / "build.sh"), str(tmp_path)], check=True, capture_output=True,
+                   env={**os.environ, "VULKAN_INCLUDE": str(inc)})
+    x, y = saxpy_inputs()
+    (tmp_path / "x").write_bytes(x.tobytes())
+    (tmp_path / "y").write_bytes(y.tobytes())
+    (tmp_path / "push").write_bytes(struct.pack("<fI", 2.0, N))
+    (tmp_path / "cases.txt").write_text(f"case saxpy\nspv {ROOT / 'jitcoop' / 'examples' / 'saxpy.spv'}\n"
+                                        f"groups {-(-N // 64)}\npush push\nbind 0 0 x -\nbind 1 0 y out\n")
+    env = {k: v for k, v in _env(tmp_path / "cache").items()
+           if k not in ("VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_INSTANCE_LAYERS")}
+    env.update(VK_DRIVER_FILES=str(icd.manifest_path()), NODEVICE_SELECT="1", JITCOOP_ICD_PROFILES="generic")
+    for damaged in (False, True):
+        if damaged:
+            entry = next((tmp_path / "cache").glob("k_*.entry"))
+            entry.write_bytes(entry.read_bytes()[:1000])
+        p = subprocess.run([str(tmp_path / "vkrun"), str(tmp_path / "cases.txt")], env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0 and "case saxpy: ok" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
+        assert (tmp_path / "out").read_bytes() == saxpy_reference()
+        warned = re.findall(r"jitcoop Vulkan driver: warning: jitcoop cache entry (\S+) is unusable \(truncated", p.stderr)
+        assert warned == ([str(entry)] if damaged else []), p.stderr

@@ -414,3 +414,11 @@ def test_driver_reports_a_damaged_entry_and_runs(tmp_path):
         assert (tmp_path / "out").read_bytes() == saxpy_reference()
         warned = re.findall(r"jitcoop Vulkan driver: warning: jitcoop cache entry (\S+) is unusable \(truncated", p.stderr)
         assert warned == ([str(entry)] if damaged else []), p.stderr
+
+
+def test_prune_sums_a_long_stats_file(tmp_path):
+    (tmp_path / "stats").write_text("2 1 0 1\n" * 10000 + "junk\n")
+    cache.prune(tmp_path, 1 << 30)
+    assert (tmp_path / "stats").read_text() == "20000 10000 0 10000 10000\n"
+    (tmp_path / "stats").write_text("20000 10000 0 10000 10000\n1 0 0 0\n")
+    assert cache.read_stats(tmp_path) == dict(hits=20001, misses=10000, damaged=0, written=10000, processes=10001)

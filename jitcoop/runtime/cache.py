@@ -294,6 +294,7 @@ def prune(d: Path, limit: int) -> tuple[int, int]:
             n += 1
             freed += f.size
     _remove_empty_lib_folders(d)
+    _compact_stats(d)
     return n, freed
 
 
@@ -316,6 +317,7 @@ def clear(d: Path) -> tuple[int, int]:
 # -- hit counts: a line per process in `stats` ----------------------------------------------------
 
 STATS_FIELDS = ("hits", "misses", "damaged", "written")
+STATS_COMPACT = 64 << 10        # bytes of stats file (some 4,000 processes' lines) that prune sums into one line
 
 
 def _record_stats():
@@ -339,8 +341,21 @@ def _record_stats():
 atexit.register(_record_stats)
 
 
+def _compact_stats(d: Path, most: int = STATS_COMPACT):
+    """The stats file past `most` bytes becomes one line of its sums (a line another process
+    appends meanwhile may be lost: the counts are a guide, not a ledger)."""
+    try:
+        if (d / "stats").stat().st_size <= most:
+            return
+    except OSError:
+        return
+    st = read_stats(d)
+    write_atomically(d / "stats", (" ".join(str(st[f]) for f in (*STATS_FIELDS, "processes")) + "\n").encode())
+
+
 def read_stats(d: Path) -> dict:
-    """The sums of the stats file's lines (and how many processes wrote them)."""
+    """The sums of the stats file's lines (and how many processes wrote them). A line is a
+    process's "hits misses damaged written", or prune's sum of many with their number after."""
     out = dict.fromkeys(STATS_FIELDS, 0)
     out["processes"] = 0
     try:
@@ -349,8 +364,7 @@ def read_stats(d: Path) -> dict:
         return out
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == len(STATS_FIELDS) and all(p.isdigit() for p in parts):
-            for f, p in zip(STATS_FIELDS, parts):
+        if len(parts) in (len(STATS_FIELDS), len(STATS_FIELDS) + 1) and all(p.isdigit() for p in parts):
+            for f, p in zip((*STATS_FIELDS, "processes"), parts + ["1"]):       # a sum's line says how many
                 out[f] += int(p)
-            out["processes"] += 1
     return out

@@ -44,12 +44,13 @@ PRUNE_BYTES = 64 << 20        # ... or bytes written, whichever comes first
 STALE_TMP_S = 600             # a temporary file this old belongs to a process that died
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _ENTRY_NAME = re.compile(r"^(k_|drive_)[0-9a-f]+\.entry$")
-_OLD_NAME = re.compile(r"^(k_[0-9a-f]+\.(o|meta)|drive_[0-9a-f]+\.o)$")     # jitcoop 0.1's two-file entries
+_OLD_NAME = re.compile(r"^(k_[0-9a-f]+\.(o|meta)|drive_[0-9a-f]+\.o)$")     # the earlier two-file entries (object + pickle)
 _OLD_LIB_NAME = re.compile(r"^jcl\..*\.(o|json)$")
 _TMP_NAME = re.compile(r"^\.tmp-")
 
 
 def cache_dir() -> Path:
+    """The cache folder, made if missing (one CacheWarning when it cannot be: kernels then stay in memory)."""
     d = os.environ.get("JITCOOP_CACHE_DIR")
     if d:
         p = Path(d)

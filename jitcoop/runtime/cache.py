@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import sys
 import threading
 import time
 import warnings
@@ -101,12 +102,24 @@ _lock = threading.Lock()
 _warned: set = set()
 
 
-def _warn_once(what: str, message: str):
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def warn(message: str):
+    """A CacheWarning, attributed to the first caller outside jitcoop (the user's `kernel()` or
+    `dispatch()` line), so the one line Python prints points where the user called jitcoop."""
+    frame, level = sys._getframe(1), 2           # stacklevel 2: the frame that called warn()
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, CacheWarning, stacklevel=level)
+
+
+def _warn_once(what, message: str):
     with _lock:
         if what in _warned:
             return
         _warned.add(what)
-    warnings.warn(message, CacheWarning, stacklevel=2)
+    warn(message)
 
 
 def _unwritable(d: Path, e: OSError):
@@ -150,7 +163,7 @@ def set_aside(path: Path, why: str):
     (a process reads an entry once: its memory keeps what it loaded)."""
     counters.damaged += 1
     counters.misses += 1
-    warnings.warn(f"jitcoop cache entry {path} is unusable ({why}): compiling again", CacheWarning, stacklevel=4)
+    warn(f"jitcoop cache entry {path} is unusable ({why}): compiling again")
 
 
 def touch(path: Path):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ..errors import JitcoopError, SpirvError
 from . import jit, library
 from . import limit as limit_mod
 from ..codegen.meta import KernelMeta
-from ..errors import CacheWarning
+from . import cache
 from .cache import cache_dir, read_entry, write_entry
 
 
@@ -103,8 +102,7 @@ def _write(path, key: str, meta, obj: bytes):
     try:
         described = meta.to_json()
     except TypeError as e:              # a value of the generator's that the format lacks: a bug
-        warnings.warn(f"jitcoop: kernel {key} is not written to the disk cache ({e}; please report this)",
-                      CacheWarning, stacklevel=3)
+        cache.warn(f"jitcoop: kernel {key} is not written to the disk cache ({e}; please report this)")
         return
     write_entry(path, "kernel", key, described, obj)
 

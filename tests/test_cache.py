@@ -427,3 +427,16 @@ def test_prune_sums_a_long_stats_file(tmp_path):
     assert (tmp_path / "stats").read_text() == "20000 10000 0 10000 10000\n"
     (tmp_path / "stats").write_text("20000 10000 0 10000 10000\n1 0 0 0\n")
     assert cache.read_stats(tmp_path) == dict(hits=20001, misses=10000, damaged=0, written=10000, processes=10001)
+
+
+def test_warning_points_at_the_callers_line(tmp_path, monkeypatch):
+    """A damaged entry's CacheWarning names the line that called jitcoop, not jitcoop's own."""
+    p = _python(_worker_code([77]), _env(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    entry = next(tmp_path.glob("k_*.entry"))
+    entry.write_bytes(entry.read_bytes()[:500])
+    monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path))
+    m = jitcoop.Device().load(ROOT / "jitcoop" / "examples" / "saxpy.spv")
+    with pytest.warns(jitcoop.CacheWarning, match=r"is unusable \(truncated: 500 bytes") as w:
+        m.kernel(spec={0: 77})
+    assert [x.filename for x in w] == [__file__]

@@ -130,6 +130,35 @@ def test_metadata_round_trips_through_json(case):
     assert back.bindings and back.local_size == meta.local_size
 
 
+@pytest.mark.slow
+def test_metadata_of_every_shader_round_trips_through_json():
+    """Every entry point of every test, example and benchmark shader on the generic and nvidia
+    profiles, at its default specialization (those jitcoop refuses left out)."""
+    from jitcoop.codegen.meta import KernelMeta
+    from jitcoop.options import KernelOptions
+    from jitcoop.runtime.compile import generate_ir
+    paths = sorted([*SHADERS.rglob("*.spv"), *(ROOT / "jitcoop" / "examples").glob("*.spv"),
+                    *(ROOT / "benchmarks" / "shaders").rglob("*.spv")])
+    compared, differ = 0, []
+    for path in paths:
+        for profile in ("generic", "nvidia"):
+            dev = jitcoop.Device(profile)
+            try:
+                m = dev.load(path)
+                for entry in m.entry_points:
+                    _, meta = generate_ir(m.spirv, entry, {}, dev.profile, dev.subgroup_size, KernelOptions(),
+                                          annotate=False)
+                    back = KernelMeta.from_json(json.loads(json.dumps(meta.to_json(), allow_nan=False)))
+                    compared += 1
+                    if not _same(meta, back, {}):
+                        differ.append(f"{path.relative_to(ROOT)} {entry} {profile}")
+            except jitcoop.JitcoopError:
+                continue
+    assert not differ, differ
+    assert compared >= 300
+    print(f"\n{compared} kernels' metadata round-tripped through JSON")
+
+
 def test_metadata_refuses_what_it_does_not_write():
     from jitcoop.codegen.meta import KernelMeta
     from jitcoop.codegen.meta_json import MetaFormatError
@@ -143,12 +172,12 @@ def test_metadata_refuses_what_it_does_not_write():
 # -- damaged entries: a fresh process runs after each -----------------------------------------------
 
 @pytest.fixture(scope="module")
-def damage_outcomes():
+def damage_outcomes(tmp_path_factory):
     """tests.fuzz cache's outcomes: every entry (kernel, driver, library variant, the kernel that
     calls it) with every damage, then random cases; {(entry, damage): Counter(outcome)}."""
     p = subprocess.run([sys.executable, "-m", "tests.fuzz", "cache", "--count", "200", "--seed", "3", "--json"],
-                       cwd=ROOT, env=_env(ROOT / ".pytest_cache" / "unused"), capture_output=True, text=True,
-                       timeout=900)
+                       cwd=ROOT, env=_env(tmp_path_factory.mktemp("unused")), capture_output=True, text=True,
+                       timeout=900)                                  # (the campaign makes its own folder)
     assert p.returncode == 0, p.stderr[-3000:]
     out = {}
     for t, d, o, n in json.loads(p.stdout.strip().splitlines()[-1]):
@@ -191,10 +220,9 @@ def test_every_damaged_entry_gave_the_right_bytes(damage_outcomes):
 
 
 @pytest.mark.slow
-def test_thousand_damaged_entries():
+def test_thousand_damaged_entries(tmp_path):
     p = subprocess.run([sys.executable, "-m", "tests.fuzz", "cache", "--count", "1200", "--seed", "11", "--json"],
-                       cwd=ROOT, env=_env(ROOT / ".pytest_cache" / "unused"), capture_output=True, text=True,
-                       timeout=3600)
+                       cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=3600)
     assert p.returncode == 0, p.stderr[-3000:]
     total = Counter()
     for _, _, o, n in json.loads(p.stdout.strip().splitlines()[-1]):
@@ -230,6 +258,8 @@ def _many_writers(tmp_path, n, sizes):
         data = (d / x).read_bytes()
         cache_entry.unpack(data, "kernel", x[2:-6])                     # whole, and for its own key
     t2 = time.perf_counter()
+    # each kernel compiled once: the others waited for its lock (cache.compiling) and read its entry
+    assert sum(o["hits"] for o in first) == (n - 1) * len(sizes), first
     then = _processes(d, n, sizes)
     assert all(o["right"] == o["hits"] == len(sizes) and not o["warnings"] for o in then), then
     assert sorted(p.name for p in d.iterdir()) == names

@@ -26,6 +26,7 @@ so a full scan is never made per write.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import re
 import sys
@@ -36,6 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CacheWarning
+
+try:
+    import fcntl
+except ImportError:                     # not POSIX: no locks, each process compiles on its own
+    fcntl = None
 from . import cache_entry
 from .cache_entry import EntryError
 
@@ -207,6 +213,58 @@ def write_atomically(path: Path, data: bytes) -> bool:
         if not isinstance(e, FileNotFoundError):            # a `jitcoop cache clear` meanwhile: nothing lost
             _unwritable(path.parent, e)
         return False
+
+
+@contextlib.contextmanager
+def compiling(path: Path, limit: float = 0):
+    """Held while this process compiles the entry at `path`, so that other processes missing the
+    same entry wait for it and read it rather than compile it too: an exclusive flock on
+    `.tmp-<name>.lock`, removed when the compile ends. Yields whether it waited for another
+    process (the caller then reads the entry again). Only an economy: where locks are missing
+    (a network folder without them, a read-only folder, no fcntl) or a wait passes `limit` + 10
+    seconds (600 s without a limit), each process compiles on its own, which is correct too."""
+    lock = path.parent / f".tmp-{path.name}.lock"
+    fd = _locked(lock, (limit or 590) + 10) if fcntl is not None else None
+    if fd is None:
+        yield False
+        return
+    fd, waited = fd
+    try:
+        yield waited
+    finally:
+        try:
+            os.unlink(lock)             # a process that opened it meanwhile finds the entry written
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def _locked(lock: Path, wait: float):
+    """(descriptor holding an exclusive flock on `lock`, whether it had to wait), or None."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd, False
+    except BlockingIOError:
+        pass
+    except OSError:                     # ENOLCK: no locks here
+        os.close(fd)
+        return None
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd, True
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+    os.close(fd)
+    return None
 
 
 def _after_write(nbytes: int):

@@ -78,13 +78,18 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
     path = cache_dir() / f"k_{key}.entry"
     ir = None
     got = _read(path, key)
+    if got is None:
+        with cache.compiling(path, options.compile_timeout) as waited:
+            if waited or path.exists():     # another process compiled it meanwhile (unless it failed)
+                got = _read(path, key)
+            if got is None:
+                ir, meta, obj = _with_limit(
+                    lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
+                    options.compile_timeout, module, entry)
+                _write(path, key, meta, obj)
     hit = got is not None
     if hit:
         meta, obj = got
-    else:
-        ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
-                                    options.compile_timeout, module, entry)
-        _write(path, key, meta, obj)
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
     c = Compiled(addr, meta, ir, hit, key)

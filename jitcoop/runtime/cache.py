@@ -215,6 +215,16 @@ def write_atomically(path: Path, data: bytes) -> bool:
         return False
 
 
+def identity(path: Path):
+    """What tells one file at `path` from the next (each entry is written under a new inode, and
+    renamed into place), or None where there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size
+
+
 @contextlib.contextmanager
 def compiling(path: Path, limit: float = 0):
     """Held while this process compiles the entry at `path`, so that other processes missing the

@@ -77,10 +77,11 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
         return Compiled(got.address, got.meta, got.ir, True, key)
     path = cache_dir() / f"k_{key}.entry"
     ir = None
+    seen = cache.identity(path)
     got = _read(path, key)
     if got is None:
         with cache.compiling(path, options.compile_timeout) as waited:
-            if waited or path.exists():     # another process compiled it meanwhile (unless it failed)
+            if waited or cache.identity(path) != seen:      # another process wrote it meanwhile
                 got = _read(path, key)
             if got is None:
                 ir, meta, obj = _with_limit(

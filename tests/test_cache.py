@@ -470,3 +470,16 @@ def test_warning_points_at_the_callers_line(tmp_path, monkeypatch):
     with pytest.warns(jitcoop.CacheWarning, match=r"is unusable \(truncated: 500 bytes") as w:
         m.kernel(spec={0: 77})
     assert [x.filename for x in w] == [__file__]
+
+
+def test_prune_removes_what_dead_processes_left(tmp_path):
+    """Temporary entries and compile locks older than STALE_TMP_S are a dead process's; younger
+    ones are being written, and stay."""
+    old = [tmp_path / ".tmp-k_1.entry-77-abcd", tmp_path / ".tmp-k_2.entry.lock"]
+    young = [tmp_path / ".tmp-k_3.entry-78-abcd", tmp_path / ".tmp-k_4.entry.lock"]
+    for p in old + young:
+        p.write_bytes(b"x")
+    for p in old:
+        os.utime(p, (time.time() - cache.STALE_TMP_S - 5,) * 2)
+    assert cache.prune(tmp_path, 1 << 30) == (2, 2)
+    assert sorted(tmp_path.iterdir()) == sorted(young)

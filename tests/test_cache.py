@@ -483,3 +483,45 @@ def test_prune_removes_what_dead_processes_left(tmp_path):
         os.utime(p, (time.time() - cache.STALE_TMP_S - 5,) * 2)
     assert cache.prune(tmp_path, 1 << 30) == (2, 2)
     assert sorted(tmp_path.iterdir()) == sorted(young)
+
+
+_DIVERGENT = """
+import json, warnings, jitcoop
+from tests.fuzz.cache import run_divergent, divergent_reference
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    right = run_divergent() == divergent_reference()
+print(json.dumps(dict(right=right, warnings=[str(x.message) for x in w if issubclass(x.category, jitcoop.CacheWarning)])))
+"""
+
+
+def test_library_warnings_from_the_compile_process_reach_the_caller(tmp_path):
+    """A kernel-library variant is looked up while the kernel's code is generated, in the compile's
+    child process: its warning is issued again in the caller's process, where catch_warnings sees it."""
+    p = _python(_DIVERGENT, _env(tmp_path))
+    assert p.returncode == 0 and json.loads(p.stdout.splitlines()[-1]) == dict(right=True, warnings=[]), p.stderr
+    for k in tmp_path.glob("k_*.entry"):
+        k.unlink()
+    lib = next(tmp_path.glob("lib-*/*.entry"))
+    lib.write_bytes(lib.read_bytes()[:300])
+    p = _python(_DIVERGENT, _env(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    o = json.loads(p.stdout.splitlines()[-1])
+    assert o["right"] and len(o["warnings"]) == 1 and f"{lib} is unusable (truncated" in o["warnings"][0], o
+
+
+def test_read_only_folder_with_library_kernels_warns_once(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir()
+    d.chmod(0o555)
+    try:
+        prefix = ("setpriv", "--bounding-set=-all", "--inh-caps=-all") if os.geteuid() == 0 else ()
+        if prefix and not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv: the folder cannot be made read-only")
+        p = _python(_DIVERGENT, _env(d), prefix)
+    finally:
+        d.chmod(0o755)
+    assert p.returncode == 0, p.stderr[-3000:]
+    o = json.loads(p.stdout.splitlines()[-1])
+    assert o["right"] and len(o["warnings"]) == 1 and "cannot be written" in o["warnings"][0], o
+    assert list(d.iterdir()) == []

@@ -120,6 +120,23 @@ def warn(message: str):
     warnings.warn(message, CacheWarning, stacklevel=level)
 
 
+def child_state(since=None):
+    """What this process's cache counted and warned about (a compile's child process sends the
+    parent what changed `since` its start: runtime/limit.py)."""
+    now = ({f: getattr(counters, f) for f in STATS_FIELDS}, set(_warned))
+    if since is None:
+        return now
+    return {f: now[0][f] - since[0][f] for f in STATS_FIELDS}, now[1] - since[1]
+
+
+def merge_child_state(state):
+    counts, warned = state
+    for f, n in counts.items():
+        setattr(counters, f, getattr(counters, f) + n)
+    with _lock:
+        _warned.update(warned)
+
+
 def _warn_once(what, message: str):
     with _lock:
         if what in _warned:
@@ -129,6 +146,8 @@ def _warn_once(what, message: str):
 
 
 def _unwritable(d: Path, e: OSError):
+    if d.name.startswith("lib-"):
+        d = d.parent                    # one warning for the cache, its library folder included
     _warn_once(("unwritable", str(d)), f"jitcoop cache folder {d} cannot be written ({e.strerror or e}): "
                                        "compiled kernels are kept in this process's memory only")
 

@@ -425,8 +425,8 @@ def cmd_cache(a) -> int:
             raise CliError(f"--size: {e}") from None
         n, freed = cache.prune(d, limit)
         left = sum(f.size for f in cache.scan(d) if f.kind != "tmp")
-        print(f"removed {n} file{'s' if n != 1 else ''} ({_bytes(freed)}) from {d}, least recently used first; {_bytes(left)} left "
-              f"(limit {_bytes(limit)})")
+        print(f"removed {n} file{'s' if n != 1 else ''} ({_bytes(freed)}) from {d}, least recently used first; "
+              f"{_bytes(left)} left (limit {_bytes(limit)})")
         return 0
     files = cache.scan(d)
     limit = cache.size_limit()

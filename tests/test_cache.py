@@ -447,7 +447,8 @@ def test_driver_reports_a_damaged_entry_and_runs(tmp_path):
                            text=True, timeout=600)
         assert p.returncode == 0 and "case saxpy: ok" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
         assert (tmp_path / "out").read_bytes() == saxpy_reference()
-        warned = re.findall(r"jitcoop Vulkan driver: warning: jitcoop cache entry (\S+) is unusable \(truncated", p.stderr)
+        warned = re.findall(r"jitcoop Vulkan driver: warning: jitcoop cache entry (\S+) is unusable \(truncated",
+                            p.stderr)
         assert warned == ([str(entry)] if damaged else []), p.stderr
 
 
@@ -491,7 +492,8 @@ from tests.fuzz.cache import run_divergent, divergent_reference
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
     right = run_divergent() == divergent_reference()
-print(json.dumps(dict(right=right, warnings=[str(x.message) for x in w if issubclass(x.category, jitcoop.CacheWarning)])))
+cache = [str(x.message) for x in w if issubclass(x.category, jitcoop.CacheWarning)]
+print(json.dumps(dict(right=right, warnings=cache)))
 """
 
 

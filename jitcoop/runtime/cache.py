@@ -51,7 +51,8 @@ PRUNE_BYTES = 64 << 20        # ... or bytes written, whichever comes first
 STALE_TMP_S = 600             # a temporary file this old belongs to a process that died
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _ENTRY_NAME = re.compile(r"^(k_|drive_)[0-9a-f]+\.entry$")
-_OLD_NAME = re.compile(r"^(k_[0-9a-f]+\.(o|meta)|drive_[0-9a-f]+\.o)$")     # the earlier two-file entries (object + pickle)
+# the earlier two-file entries (an object file beside a pickle)
+_OLD_NAME = re.compile(r"^(k_[0-9a-f]+\.(o|meta)|drive_[0-9a-f]+\.o)$")
 _OLD_LIB_NAME = re.compile(r"^jcl\..*\.(o|json)$")
 _TMP_NAME = re.compile(r"^\.tmp-")
 
@@ -166,7 +167,8 @@ def read_entry(path: Path, kind: str, key: str, decode=None):
         return None
     except OSError as e:
         counters.misses += 1
-        _warn_once(("read", str(path)), f"jitcoop cache entry {path} cannot be read ({e.strerror or e}): compiling again")
+        _warn_once(("read", str(path)),
+                   f"jitcoop cache entry {path} cannot be read ({e.strerror or e}): compiling again")
         return None
     try:
         meta, obj = cache_entry.unpack(data, kind, key)

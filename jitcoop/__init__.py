@@ -5,11 +5,13 @@
     k = mod.kernel("main", spec={0: 128})       # specialize and compile (cached on disk)
     run = k.dispatch((gx, gy, gz), {0: a, 1: b}, push=push_bytes)
 """
+__version__ = "0.1.0"      # before the imports: the disk cache's entries carry it
+
 from .api import Device, DispatchReport, Kernel, Module
-from .errors import BindingError, ExecutionError, JitcoopError, SpirvError
+from .errors import BindingError, CacheWarning, ExecutionError, JitcoopError, JitcoopWarning, SpirvError
+from .diagnostics import PortabilityWarning
 from .runtime.memory import Buffer
 from .devices.coopvec import convert_coopvec_matrix  # noqa: F401
 
-__version__ = "0.1.0"
 __all__ = ["Device", "Module", "Kernel", "Buffer", "DispatchReport", "SpirvError", "BindingError",
-           "ExecutionError", "JitcoopError"]
+           "ExecutionError", "JitcoopError", "JitcoopWarning", "CacheWarning", "PortabilityWarning"]

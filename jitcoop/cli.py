@@ -405,6 +405,53 @@ def cmd_build_library(a) -> int:
     return 0
 
 
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def cmd_cache(a) -> int:
+    """Show, prune or clear the disk cache (runtime/cache.py)."""
+    from .runtime import cache
+    d = cache.cache_dir()
+    if a.action == "clear":
+        n, freed = cache.clear(d)
+        print(f"removed {n} file{'s' if n != 1 else ''} ({_bytes(freed)}) from {d}")
+        return 0
+    if a.action == "prune":
+        try:
+            limit = cache.parse_size(a.size) if a.size else cache.size_limit()
+        except ValueError as e:
+            raise CliError(f"--size: {e}") from None
+        n, freed = cache.prune(d, limit)
+        left = sum(f.size for f in cache.scan(d) if f.kind != "tmp")
+        print(f"removed {n} file{'s' if n != 1 else ''} ({_bytes(freed)}) from {d}, least recently used first; "
+              f"{_bytes(left)} left (limit {_bytes(limit)})")
+        return 0
+    files = cache.scan(d)
+    limit = cache.size_limit()
+    print(f"jitcoop cache {d}")
+    print(f"  size limit   {_bytes(limit) if limit else 'none'} (JITCOOP_CACHE_MAX; default {cache.DEFAULT_MAX})")
+    kinds = (("kernel", "kernels"), ("library", "library variants"), ("driver", "dispatch drivers"),
+             ("old", "files of an earlier format (prune removes them)"), ("tmp", "temporary files"))
+    for kind, what in kinds:
+        fs = [f for f in files if f.kind == kind]
+        if fs or kind in ("kernel", "library"):
+            print(f"  {len(fs):>6}  {_bytes(sum(f.size for f in fs)):>10}  {what}")
+    entries = [f for f in files if f.kind in ("kernel", "library", "driver")]
+    print(f"  {len(entries):>6}  {_bytes(sum(f.size for f in entries)):>10}  entries in all")
+    st = cache.read_stats(d)
+    looks = st["hits"] + st["misses"]
+    if looks:
+        print(f"  hit rate     {100 * st['hits'] / looks:.1f}% ({st['hits']} hits, {st['misses']} misses, "
+              f"{st['damaged']} unusable entries compiled again; {st['processes']} processes since the last clear)")
+    else:
+        print("  hit rate     no lookups recorded since the last clear")
+    return 0
+
+
 def cmd_example(a) -> int:
     from .examples import run_sgemm
     ok, report, err = run_sgemm(a.n, a.seed, threads=a.threads)
@@ -545,6 +592,15 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument("--numerics", default="exact", help="comma-separated numerics (default: exact)")
     bl.add_argument("--quiet", action="store_true", help="do not list the shaders skipped")
     bl.set_defaults(fn=cmd_build_library)
+    ca = sub.add_parser("cache", help="show the disk cache (size, entries, hit rate), prune it or clear it",
+                        description="The disk cache of compiled kernels (JITCOOP_CACHE_DIR, default "
+                                    "~/.cache/jitcoop). info: its size, entries and hit rate; prune: "
+                                    "remove the least recently used entries down to a size (default: "
+                                    "JITCOOP_CACHE_MAX, 1G unless set), and files of earlier formats; "
+                                    "clear: remove every entry.")
+    ca.add_argument("action", nargs="?", default="info", choices=("info", "prune", "clear"))
+    ca.add_argument("--size", metavar="SIZE", help="prune: the size to keep (500M, 2G...)")
+    ca.set_defaults(fn=cmd_cache)
     e = sub.add_parser("example", help="run the bundled tiled SGEMM and check it against numpy")
     e.add_argument("--n", type=int, default=256, help="matrix size (any positive size; default 256)")
     e.add_argument("--seed", type=int, default=0)

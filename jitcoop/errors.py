@@ -1,4 +1,4 @@
-"""The three errors a user of jitcoop meets, each naming where the problem is."""
+"""The three errors a user of jitcoop meets, each naming where the problem is, and its warnings."""
 from __future__ import annotations
 
 
@@ -55,3 +55,8 @@ class ExecutionError(JitcoopError):
                                   offset is not None and f"at byte {offset}",
                                   workgroup is not None and f"workgroup {tuple(workgroup)}",
                                   lane is not None and f"lane {lane}"))
+
+
+class CacheWarning(JitcoopWarning):
+    """A disk cache entry that could not be used (damaged, from another version, for another key)
+    and was compiled again, or a cache folder that cannot be written (kernels stay in memory)."""

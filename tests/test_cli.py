@@ -231,6 +231,6 @@ def test_build_library_fills_the_cache(tmp_path, monkeypatch, capsys):
     shader = SHADERS.parents[2] / "benchmarks" / "shaders" / "saxpy.spv"
     assert main(["build-library", str(shader), "--profiles", "generic"]) == 0
     assert "1 kernels compiled" in capsys.readouterr().out
-    assert len(list(tmp_path.glob("k_*.o"))) == 1
+    assert len(list(tmp_path.glob("k_*.entry"))) == 1
     C._memo.clear()                             # as a new process: nothing in memory
     assert jitcoop.Device().load(shader).kernel().cache_hit

@@ -80,3 +80,17 @@ class KernelMeta:
     has_atomics: bool = False
     profile: ProfileLayout | None = None
     library: list = field(default_factory=list)   # kernel-library variants the code calls (dicts)
+
+    def to_json(self):
+        """A JSON-encodable form of this metadata (codegen/meta_json.py), for the disk cache."""
+        from .meta_json import encode
+        return encode(self)
+
+    @staticmethod
+    def from_json(data) -> "KernelMeta":
+        """The metadata to_json wrote; meta_json.MetaFormatError for anything else."""
+        from .meta_json import MetaFormatError, decode
+        meta = decode(data)
+        if not isinstance(meta, KernelMeta):
+            raise MetaFormatError(f"a {type(meta).__name__}, not a kernel's metadata")
+        return meta

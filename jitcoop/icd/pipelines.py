@@ -14,9 +14,11 @@ header: jitcoop's cache (JITCOOP_CACHE_DIR) is the real one.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import struct
 import time
+import warnings
 
 import jitcoop
 from jitcoop.runtime.limit import run_limited
@@ -108,7 +110,8 @@ class Pipeline(vk.Object):
                 k = dev.kernels.get(self.key)
                 if k is None:
                     try:
-                        k = self._compile(self.module)
+                        with _cache_warnings_to(dev):
+                            k = self._compile(self.module)
                     except jitcoop.JitcoopError as e:
                         k = PipelineError(f"{self.describe()} (entry point {self.entry!r}) cannot be compiled: {e}")
                     dev.kernels[self.key] = k
@@ -142,7 +145,7 @@ class Pipeline(vk.Object):
                 code = dispatch_base.with_base(self.code, self.entry, base,
                                                tuple(b * n for b, n in zip(base, local)))
                 module = dev.jdev(self.subgroup_size).load(code)
-                with dev.compile_lock:
+                with dev.compile_lock, _cache_warnings_to(dev):
                     k = self._compile(module)
             except (dispatch_base.RewriteError, jitcoop.JitcoopError) as e:
                 k = PipelineError(f"{self.describe()} with dispatch base {tuple(base)}: {e}")
@@ -176,6 +179,25 @@ def _robust_buffers(info, device: Device) -> bool:
 def _never_ends():
     while True:
         time.sleep(60)
+
+
+@contextlib.contextmanager
+def _cache_warnings_to(dev):
+    """Disk cache warnings while compiling (a damaged entry compiled again, a cache folder that
+    cannot be written: jitcoop.CacheWarning) as debug-utils warnings of the device's instance;
+    other warnings as they were."""
+    from .debug import warn
+    heard: list = []
+    try:
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always", jitcoop.CacheWarning)
+            yield
+    finally:
+        for w in heard:
+            if issubclass(w.category, jitcoop.CacheWarning):
+                warn(dev, str(w.message))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _module(device: Device, code: bytes, key: str, subgroup_size: int) -> jitcoop.Module:

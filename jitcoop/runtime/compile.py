@@ -1,15 +1,14 @@
 """Kernels from SPIR-V: generate LLVM IR, compile it, cache the machine code on disk, load it.
 
-A kernel's cache entry is two files in `JITCOOP_CACHE_DIR` named by a hash of everything the code
-depends on (module bytes, entry point, spec constants, device profile and subgroup size, kernel
-options with the compile tier, jitcoop's code generator and kernel library, the host CPU and
-LLVM version), so a kernel compiled at both tiers has two entries (jitcoop.runtime.tiers):
-
-    k_<key>.o      the object file (the kernel function `kernel.<key>`)
-    k_<key>.meta   what the runtime needs to call it (bindings, sizes, failure sites, constants)
-
-A later process (or a later call) loads both and adds the object to the process's execution
-engine: no code generation, no LLVM passes. A compile with a time limit
+A kernel's cache entry is one file in `JITCOOP_CACHE_DIR`, `k_<key>.entry`, named by a hash of
+everything the code depends on (module bytes, entry point, spec constants, device profile and
+subgroup size, kernel options with the compile tier, jitcoop's code generator and kernel library,
+the host CPU and LLVM version; a kernel compiled at both tiers has two entries:
+jitcoop.runtime.tiers): the object file (the kernel function `kernel.<key>`) and, as JSON, what the
+runtime needs to call it (KernelMeta: bindings, sizes, failure sites, constants);
+runtime/cache_entry.py has the format and its checks. A later process (or a later call) checks the
+entry and adds the object to the process's execution engine: no code generation, no LLVM passes.
+An entry that fails its checks is compiled again, with a CacheWarning. A compile with a time limit
 (`KernelOptions.compile_timeout`, 120 s by default) runs in a child process that is killed when
 the limit passes (jitcoop.runtime.limit): a SpirvError, and nothing left running.
 """
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import pickle
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,9 @@ from pathlib import Path
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
 from . import limit as limit_mod
-from .cache import cache_dir, write_atomically
+from ..codegen.meta import KernelMeta
+from . import cache
+from .cache import cache_dir, read_entry, write_entry
 
 
 @dataclass
@@ -84,24 +84,25 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
         got = _memo.get(key)
     if got is not None:
         return Compiled(got.address, got.meta, got.ir, True, key, options.tier)
-    d = cache_dir()
-    obj_path, meta_path = d / f"k_{key}.o", d / f"k_{key}.meta"
+    path = cache_dir() / f"k_{key}.entry"
     ir = None
-    hit = obj_path.exists() and meta_path.exists()
-    if hit:
-        try:
-            meta = pickle.loads(meta_path.read_bytes())
-            obj = obj_path.read_bytes()
-        except Exception:               # a damaged entry: compile again
-            hit = False
-    if not hit:
+    seen = cache.identity(path)
+    got = _read(path, key)
+    if got is None:
         if cached_only:
             return None
         limit = options.compile_timeout or (math.inf if background else 0)
-        ir, meta, obj = _with_limit(lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
-                                    limit, module, entry)
-        write_atomically(obj_path, obj)
-        write_atomically(meta_path, pickle.dumps(meta))
+        with cache.compiling(path, options.compile_timeout) as waited:
+            if waited or cache.identity(path) != seen:      # another process wrote it meanwhile
+                got = _read(path, key)
+            if got is None:
+                ir, meta, obj = _with_limit(
+                    lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
+                    limit, module, entry)
+                _write(path, key, meta, obj)
+    hit = got is not None
+    if hit:
+        meta, obj = got
     library.load(meta.library)
     addr = jit.load_object(key, obj, [f"kernel.{key}"])[f"kernel.{key}"]
     c = Compiled(addr, meta, ir, hit, key, options.tier)
@@ -114,6 +115,20 @@ def generator_options(options):
     """The options the code generator sees at options.tier: the fast tier leaves lane groups out
     (the vectorizer and the larger module it makes cost most of a small kernel's compile)."""
     return options.replace(lane_groups=False) if options.tier == "fast" else options
+
+
+def _read(path, key: str):
+    """(KernelMeta, object) of the kernel's disk cache entry, or None (missing, or set aside)."""
+    return read_entry(path, "kernel", key, KernelMeta.from_json)
+
+
+def _write(path, key: str, meta, obj: bytes):
+    try:
+        described = meta.to_json()
+    except TypeError as e:              # a value of the generator's that the format lacks: a bug
+        cache.warn(f"jitcoop: kernel {key} is not written to the disk cache ({e}; please report this)")
+        return
+    write_entry(path, "kernel", key, described, obj)
 
 
 def _generate(module, entry, spec, profile, subgroup_size, options, key):

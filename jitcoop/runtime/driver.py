@@ -36,7 +36,7 @@ import hashlib
 import threading
 
 from . import jit
-from .cache import cache_dir, write_atomically
+from .cache import cache_dir, read_entry, write_entry
 from .watch import FAILED
 
 (PLAN_KERNEL, PLAN_GRID, PLAN_BIND, PLAN_PUSH, PLAN_RANGES, PLAN_NRANGES, PLAN_CANCEL, PLAN_NEXT,
@@ -229,6 +229,15 @@ def _ir() -> str:
     return text
 
 
+_DESCRIBED = {"symbol": "jc.drive"}      # the driver's cache entry's metadata
+
+
+def _described(meta):
+    if meta != _DESCRIBED:
+        raise ValueError("not the driver's description")
+    return meta
+
+
 def drive():
     """The ctypes function jc.drive(plan, thread) -> i64 (compiled once, kept on disk)."""
     if _fn:
@@ -237,12 +246,13 @@ def drive():
         if not _fn:
             text = _ir()
             key = hashlib.sha256((text + jit.host_key()).encode()).hexdigest()[:20]
-            path = cache_dir() / f"drive_{key}.o"
-            try:
-                obj = path.read_bytes()
-            except OSError:
+            path = cache_dir() / f"drive_{key}.entry"
+            got = read_entry(path, "driver", key, _described)
+            if got is not None:
+                obj = got[1]
+            else:
                 obj = jit.compile_ir(text, level=2)
-                write_atomically(path, obj)
+                write_entry(path, "driver", key, _DESCRIBED, obj)
             addr = jit.load_object(f"drive_{key}", obj, ["jc.drive"])["jc.drive"]
             _fn.append(jit.c_function(addr, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p))
     return _fn[0]

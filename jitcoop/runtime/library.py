@@ -5,7 +5,8 @@ Generated kernels (LLVM IR, jitcoop.codegen) call the dtype-generic kernels of j
 numba's own calling convention, by symbol name. Each (function, argument types) pair is one
 *variant*: compiled by numba the first time any kernel needs it, its code is cut out of numba's
 module (the function and what it calls, nothing of numba's Python wrappers), compiled to an object
-file for this CPU and kept in the jitcoop cache (`lib-<source hash>/`). A later process adds that
+file for this CPU and kept in the jitcoop cache (`lib-<source hash>/<symbol>.entry`: the object
+and its JSON description in one checked entry, runtime/cache_entry.py). A later process adds that
 object file to its execution engine directly: with every variant a kernel needs on disk, loading
 the kernel imports neither numba nor the kernels' Python modules.
 
@@ -21,14 +22,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import json
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import jit
-from .cache import write_atomically
+from .cache import read_entry, write_entry
 
 _lock = threading.RLock()
 
@@ -90,8 +90,31 @@ def source_fingerprint() -> str:
 def _store() -> Path:
     from .cache import cache_dir
     d = cache_dir() / f"lib-{source_fingerprint()}"
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(exist_ok=True)
+    except OSError:
+        pass                                # an unwritable cache: write_entry says so
     return d
+
+
+def _entry(sym: str) -> tuple[Path, str]:
+    """The cache entry of a variant: its path and key."""
+    return _store() / f"{sym}.entry", f"{source_fingerprint()}/{sym}"
+
+
+def _described(info) -> dict:
+    """A variant's JSON description as its entry holds it, checked (ValueError if not)."""
+    if not (isinstance(info, dict) and isinstance(info.get("func"), str) and isinstance(info.get("ret"), str)
+            and all(isinstance(info.get(k), list) and all(isinstance(x, str) for x in info[k])
+                    for k in ("args", "params"))):
+        raise ValueError("not a kernel-library variant's description")
+    return info
+
+
+def _read(sym: str):
+    """(description, object) of a variant from the cache, or None (missing, or set aside)."""
+    path, key = _entry(sym)
+    return read_entry(path, "library", key, _described)
 
 
 def symbol_of(func: str, args: tuple) -> str:
@@ -101,6 +124,7 @@ def symbol_of(func: str, args: tuple) -> str:
 
 
 _variants: dict[str, Variant] = {}
+_objects: dict[str, bytes] = {}     # object files read or compiled, until load() adds them to the engine
 
 
 def variant(func: str, args: str | tuple) -> Variant:
@@ -118,9 +142,9 @@ def variant(func: str, args: str | tuple) -> Variant:
         v = _variants.get(sym)
         if v is not None:
             return v
-        meta = _store() / f"{sym}.json"
-        if meta.exists():
-            info = json.loads(meta.read_text())
+        got = _read(sym)
+        if got is not None and (got[0]["func"], got[0]["args"]) == (func, [str(a) for a in args]):
+            info, _objects[sym] = got
             v = Variant(sym, info["params"], info["ret"], args, func)
         else:
             v = _compile(func, args, sym)
@@ -137,15 +161,19 @@ def load(variants) -> None:
             v = Variant(v["symbol"], v["params"], v["ret"], tuple(ArgKind.parse(a) for a in v["args"]), v["func"])
         if jit.is_loaded(v.symbol):
             continue
-        path = _store() / f"{v.symbol}.o"
-        if not path.exists():
-            # under the LLVM lock too: numba's compile uses LLVM, and a compile's child process
-            # (runtime.limit; a background optimized compile's: runtime.tiers) is forked only
-            # while no other thread is inside LLVM
-            with _lock, jit.lock():
-                if not path.exists():
+        # under the LLVM lock too: numba's compile uses LLVM, and a compile's child process
+        # (runtime.limit; a background optimized compile's: runtime.tiers) is forked only
+        # while no other thread is inside LLVM
+        with _lock, jit.lock():
+            obj = _objects.pop(v.symbol, None)
+            if obj is None:
+                got = _read(v.symbol)
+                if got is None:
                     _compile(v.func, v.args, v.symbol)
-        jit.load_object(v.symbol, path.read_bytes(), [])
+                    obj = _objects.pop(v.symbol)
+                else:
+                    obj = got[1]
+            jit.load_object(v.symbol, obj, [])
 
 
 def _numba_type(kind: ArgKind):
@@ -191,9 +219,9 @@ def _compile(func: str, args: tuple, sym: str) -> Variant:
         raise RuntimeError(f"kernel library function {func}{tuple(map(str, args))} needs symbols only "
                            f"numba has ({', '.join(missing)})")
     obj = jit._init()["tm"].emit_object(mod)
-    d = _store()
-    write_atomically(d / f"{sym}.o", obj)
     v = Variant(sym, params, ret, args, func)
     described = {"func": func, "args": [str(a) for a in args], "params": params, "ret": ret}
-    write_atomically(d / f"{sym}.json", json.dumps(described).encode())
+    path, key = _entry(sym)
+    write_entry(path, "library", key, described, obj)
+    _objects[sym] = obj
     return v

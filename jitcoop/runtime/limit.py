@@ -5,7 +5,9 @@ compile waited for, and aborted the interpreter at exit (LLVM's static destructo
 A child process can be killed at once, takes its memory with it, and fails alone if LLVM crashes.
 fork() copies the process as it is, so the child starts at once with every module imported and
 nothing to pickle in; only the result (the object file, the IR and the kernel's metadata) comes
-back through a pipe.
+back through a pipe, with the warnings the child issued (issued again in the parent, where the
+caller's warning filters and catch_warnings see them) and what the disk cache counted and warned
+about (runtime/cache.py: kernel-library variants are looked up while generating code).
 
 Forking a process with threads is safe when no other thread holds a lock the child needs: the
 child only runs jitcoop's generator and LLVM, so the fork happens under jit's LLVM lock (no other
@@ -22,7 +24,7 @@ import time
 import warnings
 
 from ..errors import SpirvError
-from . import jit
+from . import cache, jit
 
 
 # Children compiling now: killed when the process exits (a background compile's thread is a
@@ -72,7 +74,10 @@ def run_limited(work, limit: float, what: str):
                else f"exited with status {os.WEXITSTATUS(status)}")
         raise SpirvError(f"compiling {what}: the compiler process {how} (out of memory, or a crash "
                          "in LLVM; please report this with the shader)")
-    ok, value = pickle.loads(data)
+    ok, value, heard, cache_state = pickle.loads(data)
+    cache.merge_child_state(cache_state)
+    for message, category, filename, lineno in heard:     # the child's warnings, as if issued here
+        warnings.warn_explicit(message, category, filename, lineno)
     if ok:
         return value
     raise _rebuilt(value)
@@ -84,15 +89,18 @@ def _child(work, w: int):
     try:
         jit.reset_lock_after_fork()
         signal.signal(signal.SIGINT, signal.SIG_DFL)   # the parent handles Ctrl-C and kills us
+        state = cache.child_state()
+        with warnings.catch_warnings(record=True) as heard:     # the parent's filters, recorded
+            try:
+                out = (True, work())
+            except BaseException as e:                 # noqa: BLE001 - every failure goes back
+                out = (False, _portable(e))
+        back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state))
         try:
-            out = (True, work())
-        except BaseException as e:                     # noqa: BLE001 - every failure goes back
-            out = (False, _portable(e))
-        try:
-            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:                         # noqa: BLE001 - an exception that won't pickle
             text = out[1][3] if not out[0] else f"{type(e).__name__}: {e}"
-            data = pickle.dumps((False, (RuntimeError, (text,), {}, text)))
+            data = pickle.dumps((False, (RuntimeError, (text,), {}, text)) + back)
         view = memoryview(data)
         while view:
             view = view[os.write(w, view):]

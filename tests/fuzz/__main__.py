@@ -5,13 +5,15 @@
     python3 -m tests.fuzz replay FILE.spv [--recipe SHADER]
     python3 -m tests.fuzz dispatch --count 1000 [--seed 1]
     python3 -m tests.fuzz keep OUT/repro/NAME.json NAME
+    python3 -m tests.fuzz cache --count 1000 [--seed 1]
 
 `run` mutates the test and benchmark shaders, runs each mutant through load -> kernel ->
 dispatch in a worker process with memory and CPU limits, prints each new failure signature as it
 comes (and keeps a minimized reproducer under OUT/repro/), and ends with the summary; it resumes
 a campaign whose results.jsonl is already in OUT. `replay` runs one module the same way and
 prints the result. `dispatch` spoils the recipes' dispatches of the real shaders
-(tests/fuzz/dispatch.py). `keep` copies a reproducer into the committed corpus (tests/fuzz/corpus).
+(tests/fuzz/dispatch.py). `cache` damages disk cache entries, each followed by a run that must
+give numpy's bytes (tests/fuzz/cache.py). `keep` copies a reproducer into the committed corpus (tests/fuzz/corpus).
 """
 from __future__ import annotations
 
@@ -50,6 +52,10 @@ def main(argv=None) -> int:
     dp.add_argument("--seed", type=int, default=1)
     dp.add_argument("--shaders", nargs="+", default=(), help="only recipes whose path contains one of these")
     dp.add_argument("--nice", type=int, default=0)
+    cp = sub.add_parser("cache", help="damaged disk cache entries, each followed by a checked run")
+    cp.add_argument("--count", type=int, default=1000)
+    cp.add_argument("--seed", type=int, default=1)
+    cp.add_argument("--json", action="store_true", help="print the outcomes as one JSON line (for tests)")
     kp = sub.add_parser("keep", help="copy a campaign's reproducer into the committed corpus")
     kp.add_argument("repro", help="OUT/repro/NAME.json of a campaign")
     kp.add_argument("name", help="the corpus entry's name")
@@ -64,6 +70,9 @@ def main(argv=None) -> int:
         return 0
     if a.cmd == "dispatch":
         return dispatch_campaign(a)
+    if a.cmd == "cache":
+        from .cache import main as cache_main
+        return cache_main(a.count, a.seed, a.json)
     if a.cmd == "keep":
         return keep(Path(a.repro), a.name)
     if a.cmd == "replay":

@@ -212,6 +212,7 @@ class Kernel:
         self.promotion_error = error
 
     def describe(self) -> str:
+        """Words for the kernel in messages: its entry point and module."""
         return f"entry point {self.entry!r} of {self.module.origin or 'a module'}"
 
     @property

@@ -38,10 +38,9 @@ SKIPPED = {
     "docs/getting-started.md": 2,        # the two install commands
     "docs/guide/vulkan-driver.md": 2,    # a Vulkan application; an application's test suite
     "docs/guide/diagnostics.md": 1,      # a Vulkan application under the validation layer
-    "docs/guide/faults.md": 1,           # a Vulkan application with a timeout
+    "docs/guide/faults.md": 1,           # a Vulkan application with injected faults
     "docs/guide/errors.md": 1,           # a fuzzing campaign
-    "docs/guide/compile.md": 1,          # the compile benchmark
-    "docs/guide/cache.md": 1,            # build-library on a folder of the user's shaders
+    "docs/guide/cache.md": 2,            # the user's own cache; build-library on a folder of the user's shaders
     "docs/guide/pictures.md": 1,         # a profile comparison of two decode shaders
     "docs/performance.md": 2,            # benchmark runs
     "docs/development.md": 5,            # the whole suite, benchmarks, campaigns, the docs server

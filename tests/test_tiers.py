@@ -132,7 +132,7 @@ def test_fixed_tiers_compile_only_their_own(fresh_cache):
         assert _saxpy(k, x, x).tier == "fast"
     assert tiers.wait(60) and k.tier == "fast"
     assert not k.wait_optimized(60) and k.tier == "fast"
-    assert len(list(fresh_cache.glob("k_*.o"))) == 1, "only the fast tier's entry"
+    assert len(list(fresh_cache.glob("k_*.entry"))) == 1, "only the fast tier's entry"
 
 
 @pytest.mark.parametrize("value", ["quick", "", 3, None])
@@ -224,4 +224,4 @@ print(*limit._running, flush=True)
     time.sleep(0.2)
     with pytest.raises(ProcessLookupError):
         os.kill(pids[0], 0)
-    assert not list(tmp_path.glob("k_*.o"))[1:], "the optimized compile was stopped before it finished"
+    assert not list(tmp_path.glob("k_*.entry"))[1:], "the optimized compile was stopped before it finished"

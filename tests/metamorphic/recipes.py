@@ -1301,3 +1301,26 @@ def _flash_attn_prod(r):
     return Dispatch((1, 1, 1), {0: r.normal((n, 1, hs)), 1: r.normal((kv, hs), np.float16).view(np.uint8),
                                 2: r.normal((kv, hs), np.float16).view(np.uint8), 3: mask,
                                 4: np.zeros((n, 1, hs), np.float32)}, push=push)
+
+
+# == portability diagnostics and robust buffer access (tests/test_portability.py) ===================
+@recipe(T + "portability/tensor_rules.spv", profile="nvidia")
+def _tensor_rules(r):
+    # Pointers 4 bytes past 16-byte alignment, an Undefined-clamped slice past the tensor's edge
+    # (inside the binding): both run as the hardware runs them
+    R, C = 32, 32
+    n = R * C + 512
+    return Dispatch(1, {0: r.f32(n), 1: np.zeros(256, np.float32), 2: r.f32(272), 3: np.zeros(256, np.float32),
+                        4: r.f32(n)}, push=u32(R, C, 1, 1, 24, 24))
+
+
+@recipe(T + "portability/robust_access.spv", options={"robust_buffer_access": True})
+def _robust_access(r):
+    # invocations 32..63 read, write and add past the 64-element bindings
+    return Dispatch(2, {0: r.bits(64, np.uint32), 1: r.bits(64, np.uint32), 2: r.bits(64, np.uint32),
+                        3: np.zeros(128, np.uint32)}, push=u32(32))
+
+
+@recipe(T + "cache/divergent_add.spv")
+def _divergent_add(r):
+    return Dispatch(2, {0: r.bits(128, np.uint32), 1: r.bits(128, np.uint32)})

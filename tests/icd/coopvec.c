@@ -110,19 +110,7 @@ int main(int argc, char **argv) {
         ((uint16_t *)x.map)[i] = v == 0 ? 0 : (uint16_t)(s | ((e - 112) << 10) | (m >> 13));
     }
     write_file(out, "coopvec_x.bin", x.map, 32 * 16);
-    VkDescriptorSetLayoutBinding lb[3];
-    for (uint32_t i = 0; i < 3; i++) {
-        memset(&lb[i], 0, sizeof lb[i]);
-        lb[i].binding = i;
-        lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        lb[i].descriptorCount = 1;
-        lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo lci = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    lci.bindingCount = 3;
-    lci.pBindings = lb;
-    VkDescriptorSetLayout sl;
-    VKCHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &sl));
+    VkDescriptorSetLayout sl = storage_set_layout(dev, 3);
     VkPipelineLayoutCreateInfo plci = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     plci.setLayoutCount = 1;
     plci.pSetLayouts = &sl;

@@ -36,18 +36,7 @@ static void record(VkCommandBuffer cb, void *user) {
 static Dispatch make_dispatch(VkDevice dev, const char *dir, const char *shader, Buf *bufs, uint32_t n,
                               uint32_t push_size, const void *next, VkDescriptorPool pool) {
     Dispatch d = {0};
-    VkDescriptorSetLayoutBinding lb[8];
-    for (uint32_t i = 0; i < n; i++) {
-        memset(&lb[i], 0, sizeof lb[i]);
-        lb[i].binding = i;
-        lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        lb[i].descriptorCount = 1;
-        lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo lci = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    lci.bindingCount = n;
-    lci.pBindings = lb;
-    VKCHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &d.set_layout));
+    d.set_layout = storage_set_layout(dev, n);
     VkDescriptorSetLayout sl = d.set_layout;
     VkPushConstantRange pr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
     VkPipelineLayoutCreateInfo plci = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};

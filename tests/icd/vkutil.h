@@ -142,6 +142,24 @@ static inline VkDevice make_device(VkPhysicalDevice pd, const char *const *exts,
     return make_device_robust(pd, exts, next, 0);
 }
 
+/* A descriptor set layout of n storage buffers, bindings 0..n-1 (n <= 16), for compute. */
+static inline VkDescriptorSetLayout storage_set_layout(VkDevice dev, uint32_t n) {
+    VkDescriptorSetLayoutBinding lb[16];
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&lb[i], 0, sizeof lb[i]);
+        lb[i].binding = i;
+        lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        lb[i].descriptorCount = 1;
+        lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo lci = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    lci.bindingCount = n;
+    lci.pBindings = lb;
+    VkDescriptorSetLayout sl;
+    VKCHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &sl));
+    return sl;
+}
+
 /* A host-visible, coherent buffer with a device address, its memory and its mapping. */
 typedef struct {
     VkBuffer buffer;

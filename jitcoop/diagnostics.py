@@ -9,10 +9,12 @@ naming the instruction, the workgroup, the lane and the rule. A strict kernel (`
 the kernel or the device, `JITCOOP_ICD_STRICT=1` in the driver) raises the rule's error instead,
 as before.
 
-Each rule here says what the specification asks, what the hardware was measured to do
-(`tests/oracle/h100/portability_*.npz`, recorded by tools/h100/cases.py on an NVIDIA H100,
-driver 580.159.04), and what jitcoop does when not strict. Failures that are real (an access
-outside every buffer without robustness, a divergent cooperative instruction) stay errors.
+Each rule here says what the specification asks, what an NVIDIA H100 (driver 580.159.04) was
+seen to do, and what jitcoop does when not strict. Failures that are real (an access outside every
+buffer without robustness, a divergent cooperative instruction) stay errors. The probe shaders
+tests/shaders/portability/ and their cases in tools/h100/cases.py (`write build/h100p
+portability`, VKRUN_ROBUST for the robust group) record the H100's buffers for each rule into
+tests/oracle/h100/, which tests/test_h100_recorded.py compares with jitcoop.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ class PortabilityWarning(JitcoopWarning):
 class Rule:
     name: str
     spec: str          # what the extension says
-    hardware: str      # what the H100 does (measured)
+    hardware: str      # what the H100 was seen to do
     jitcoop: str       # what jitcoop does unless strict
 
 
@@ -50,15 +52,17 @@ TENSOR_POINTER_ALIGNMENT = Rule(
     "tensor-pointer-alignment",
     "SPV_NV_cooperative_matrix2: the Pointer operand of OpCooperativeMatrixLoadTensorNV and "
     "OpCooperativeMatrixStoreTensorNV must be a multiple of 16 bytes",
-    "loads and stores every element at Pointer + its element offset, whatever the Pointer's alignment",
+    "runs ggml's coopmat2 matmul, which stores result tiles at Pointers 4-byte aligned, and its flash "
+    "attention, which loads 34-byte q8_0 blocks, with every result right: each element at Pointer + "
+    "its element offset",
     "addresses every element from the Pointer as given")
 
 TENSOR_CLAMP_UNDEFINED = Rule(
     "tensor-clamp-undefined",
     "SPV_NV_cooperative_matrix2: with clamp mode Undefined, an element whose tensor coordinate is "
     "outside the tensor has an undefined value (a load) or an undefined effect (a store)",
-    "addresses the element at its unclamped coordinate (the row stride times the row plus the "
-    "column, in 32-bit arithmetic): a load reads what lies there, a store writes there",
+    "runs ggml's MUL_MAT_ID, which loads expert rows past the tensor and does not use them, without "
+    "a fault; the values such a load gives are to be recorded (tools/h100/cases.py portability)",
     "addresses the element at its unclamped coordinate; the access is then bounds-checked like "
     "any other (outside the buffer it is an out-of-bounds access)")
 

@@ -86,7 +86,16 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
     g = ggml_dir()
     if g is None:
         raise RuntimeError("ggml is not installed (../shared/tools/get-ggml)")
-    cmd = [str(g / "run"), "test-backend-ops", "-b", "Vulkan0"]
+    cmd, cwd = [str(g / "run"), "test-backend-ops", "-b", "Vulkan0"], None
+    if driver == "lavapipe":
+        # get-ggml's `run` starts test-backend-ops through its own C runtime's loader with its
+        # libraries only; lavapipe's driver needs its own beside them (after them: ggml's newer
+        # C++ runtime and Vulkan loader win)
+        root, lvp = g / "root", lavapipe_dir() / "root"
+        libs = ":".join(str(r / d) for r in (root, lvp) for d in ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu"))
+        cwd = root / "usr/lib/x86_64-linux-gnu/ggml/backends0"
+        cmd = [str(root / "usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"), "--library-path", libs,
+               str((g / "bin" / "test-backend-ops").resolve()), "-b", "Vulkan0"]
     if ops:
         cmd += ["-o", ops]
     if regex:
@@ -96,7 +105,7 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, env=environment(path, driver, cache), capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, cwd=cwd)
         out, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
         out, rc = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace"), -9

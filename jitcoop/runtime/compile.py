@@ -76,7 +76,9 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
     own key, so the disk cache keeps both): from this process's memory, the disk cache, or
     compiled now. cached_only: None rather than compiling. background: compiled in a child
     process even without a time limit (the LLVM lock stays free for the process's other
-    compiles: jitcoop.runtime.tiers)."""
+    compiles: jitcoop.runtime.tiers), which writes the disk cache entry itself and finishes on
+    its own if this process exits first (a test suite's processes often exit before their
+    optimized compiles end: the next run then finds them)."""
     assert options.tier in ("fast", "optimized"), options.tier
     entry = module.entry_point(entry).name          # None and the first entry point's name: one key
     key = kernel_key(module.data, entry, spec, profile, subgroup_size, options)
@@ -96,10 +98,14 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
             if waited or cache.identity(path) != seen:      # another process wrote it meanwhile
                 got = _read(path, key)
             if got is None:
-                ir, meta, obj = _with_limit(
-                    lambda: _generate(module, entry, spec, profile, subgroup_size, options, key),
-                    limit, module, entry)
-                _write(path, key, meta, obj)
+                def work():
+                    out = _generate(module, entry, spec, profile, subgroup_size, options, key)
+                    if background:      # written by the compiling child: it outlives this process
+                        _write(path, key, *out[1:])
+                    return out
+                ir, meta, obj = _with_limit(work, limit, module, entry, finish_alone=background)
+                if not background:
+                    _write(path, key, meta, obj)
     hit = got is not None
     if hit:
         meta, obj = got
@@ -166,12 +172,13 @@ def generate_ir(module, entry, spec, profile, subgroup_size, options, annotate=T
     return gen.build("kernel")
 
 
-def _with_limit(work, limit: float, module, entry):
-    """work(): with a limit, in a child process stopped past `limit` seconds (runtime.limit);
+def _with_limit(work, limit: float, module, entry, finish_alone: bool = False):
+    """work(): with a limit, in a child process stopped past `limit` seconds (runtime.limit;
+    finish_alone: a child that writes its own result, left to finish if this process exits);
     an exception that is not jitcoop's becomes a SpirvError asking for a report."""
     what = f"entry point {entry!r}"
     try:
-        return limit_mod.run_limited(work, limit, what) if limit else work()
+        return limit_mod.run_limited(work, limit, what, finish_alone) if limit else work()
     except (JitcoopError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as e:                  # noqa: BLE001 - a bug of the generator, reported as such

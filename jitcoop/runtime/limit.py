@@ -27,21 +27,26 @@ from ..errors import SpirvError
 from . import cache, jit
 
 
-# Children compiling now: killed when the process exits (a background compile's thread is a
-# daemon and ends with the process; its child would go on compiling for nobody).
+# Children compiling now: killed when the process exits (their result comes back to a caller
+# that is gone), but for those that write their own result (a background compile's optimized
+# code into the disk cache: runtime.tiers), which finish on their own, within their limit, so
+# that the next process finds it.
 _running: set = set()
+_finish_alone: set = set()
 
 
 @atexit.register
 def _kill_running():
-    for pid in list(_running):
+    for pid in list(_running - _finish_alone):
         _kill(pid)
 
 
-def run_limited(work, limit: float, what: str):
+def run_limited(work, limit: float, what: str, finish_alone: bool = False):
     """work() in a child process; its result, or its exception raised here. Past `limit` seconds
     (math.inf: no limit) the child is killed and a SpirvError says so. Without os.fork (not Linux
-    or macOS), work() runs here with no limit."""
+    or macOS), work() runs here with no limit. finish_alone: work() keeps its own result (writes
+    it to the disk cache), so the child is left to finish when this process exits, and stops
+    itself at the limit (SIGALRM) rather than being stopped by this process."""
     if not hasattr(os, "fork"):
         return work()
     r, w = os.pipe()
@@ -51,8 +56,14 @@ def run_limited(work, limit: float, what: str):
         pid = os.fork()
     if pid == 0:                                        # the child
         os.close(r)
+        if finish_alone:
+            _detach(w)
+            if limit != float("inf"):
+                signal.alarm(int(limit) + 1)           # (the default action ends the process)
         _child(work, w)
     _running.add(pid)
+    if finish_alone:
+        _finish_alone.add(pid)
     os.close(w)
     t0 = time.perf_counter()
     try:
@@ -69,6 +80,7 @@ def run_limited(work, limit: float, what: str):
                          f"{time.perf_counter() - t0:.1f} s")
     _, status = os.waitpid(pid, 0)
     _running.discard(pid)
+    _finish_alone.discard(pid)
     if not data:
         how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                else f"exited with status {os.WEXITSTATUS(status)}")
@@ -127,8 +139,19 @@ def _read_until(fd: int, deadline: float):
             chunks.append(chunk)
 
 
+def _detach(w: int):
+    """In a child that may outlive its parent: holds none of the parent's files but the result
+    pipe (a caller reading the parent's output or sockets sees them close when the parent exits)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, w)
+    os.closerange(w + 1, os.sysconf("SC_OPEN_MAX"))
+
+
 def _kill(pid: int):
     _running.discard(pid)
+    _finish_alone.discard(pid)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:

@@ -14,9 +14,11 @@ test shader's outputs on both). Each tier has its own cache key, so the disk cac
 Under the "auto" policy a kernel starts with the optimized code when this process or the disk
 cache has it, else with the fast tier's. A kernel at the fast tier is queued for its optimized
 compile when it is dispatched again, or while its first dispatch is still running LONG_RUN
-seconds after it started (jitcoop.api.Kernel.dispatch), on one shared background thread (a daemon: it never delays the process's exit), which compiles in a
-child process (runtime.limit: the LLVM lock stays free for the caller's compiles, and the child
-is killed should the process exit first). When the code is ready the kernel's `Compiled` is
+seconds after it started (jitcoop.api.Kernel.dispatch), on one shared background thread (a
+daemon: it never delays the process's exit), which compiles in a child process (runtime.limit:
+the LLVM lock stays free for the caller's compiles). The child writes the optimized entry to the
+disk cache itself and finishes on its own should the process exit first, so that the next
+process finds it (compiles still queued then are dropped). When the code is ready the kernel's `Compiled` is
 replaced in one assignment, so a dispatch runs either the one tier's code and metadata or the
 other's, never a mix; a dispatch in flight finishes on the code it started with. A failed
 background compile is logged once and leaves the fast code in place.

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import JitcoopWarning
+from .errors import JitcoopWarning, _located
 
 
 class PortabilityWarning(JitcoopWarning):
@@ -33,11 +33,10 @@ class PortabilityWarning(JitcoopWarning):
         self.rule, self.detail = rule, message
         self.offset, self.opname, self.result_id = offset, opname, result_id
         self.workgroup, self.lane = workgroup, lane
-        where = " ".join(p for p in (result_id is not None and f"%{result_id}", opname,
-                                     offset is not None and f"at byte {offset}",
-                                     workgroup is not None and f"workgroup {tuple(workgroup)}",
-                                     lane is not None and f"lane {lane}") if p)
-        super().__init__(f"{where}: [{rule}] {message}" if where else f"[{rule}] {message}")
+        super().__init__(_located(f"[{rule}] {message}", result_id is not None and f"%{result_id}", opname,
+                                  offset is not None and f"at byte {offset}",
+                                  workgroup is not None and f"workgroup {tuple(workgroup)}",
+                                  lane is not None and f"lane {lane}"))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix paths.
 
     python tools/ggml_suite.py run PATH [-o OPS] [-p REGEX] [--driver jitcoop|lavapipe|system]
-                                        [--cache DIR] [--json OUT]
+                                        [--cache DIR] [--json OUT] [--each-op]
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
@@ -14,7 +14,10 @@ from ../shared/tools/get-lavapipe (JITCOOP_LAVAPIPE, default ~/.cache/lavapipe26
 
 A result (`run --json`) is {"path", "driver", "seconds", "returncode", "cases": {case: status}}
 with status "OK", "FAIL" or "not supported"; a run that ends early (an abort) has fewer cases
-and a non-zero return code. `compare` says which cases pass in the reference and not in the
+and a non-zero return code. With `--each-op` every operation runs in a test-backend-ops of its
+own (the operations that have cases, path-dependent ones first, flash attention last), the
+result adds {"ops": {op: {"seconds", "returncode", "cases"}}} and is written after each
+operation; a second run with the same --json goes on where the first stopped. `compare` says which cases pass in the reference and not in the
 result, and which are "not supported" in one and not the other.
 """
 from __future__ import annotations
@@ -53,6 +56,8 @@ def environment(path: str, driver: str = "jitcoop", cache: Path | None = None) -
     """The environment of a test-backend-ops run on `driver` taking ggml's `path`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GGML_VK_", "JITCOOP_ICD_", "VK_ICD"))}
     if driver == "jitcoop":
+        if str(ROOT) not in sys.path:      # a checkout's tool: its own jitcoop, installed or not
+            sys.path.insert(0, str(ROOT))
         from jitcoop import icd
         env.update(VK_DRIVER_FILES=str(icd.manifest_path()), JITCOOP_ICD_PROFILES="nvidia")
         if _HIDE[path]:
@@ -114,6 +119,62 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
             "returncode": rc, "cases": parse(out), "tail": _ANSI.sub("", out)[-3000:]}
 
 
+# the operations whose shaders differ between ggml's matrix paths, run first by --each-op;
+# flash attention (a quarter of the suite's cases) runs last
+_PATH_DEPENDENT = ("MUL_MAT", "MUL_MAT_ID", "CONV_2D", "OUT_PROD", "CONV_3D", "IM2COL_3D")
+_LAST = ("FLASH_ATTN_EXT",)
+
+
+def suite_ops() -> Counter:
+    """{op: number of cases} of the whole suite (test-backend-ops' support listing on its CPU
+    backend: the same cases on every backend, no Vulkan driver involved)."""
+    g = ggml_dir()
+    if g is None:
+        raise RuntimeError("ggml is not installed (../shared/tools/get-ggml)")
+    p = subprocess.run([str(g / "run"), "test-backend-ops", "support", "-b", "CPU"], capture_output=True,
+                       text=True, timeout=600, env=environment("coopmat2", "system"))
+    ops = Counter(m.group(1) for m in re.finditer(r"^  ([A-Z_0-9]+)\(", _ANSI.sub("", p.stdout), re.M))
+    if not ops:
+        raise RuntimeError(f"test-backend-ops support listed no cases: {p.stdout[-500:]}{p.stderr[-500:]}")
+    return ops
+
+
+def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str = "", driver: str = "jitcoop",
+                cache: Path | None = None, timeout: float = 5400, jobs: int = 1, log=print) -> dict:
+    """Every operation in its own test-backend-ops, the result written to `out` after each; an
+    `out` from an earlier run with the same path and driver is continued (its operations are not
+    run again). `timeout` bounds the whole call."""
+    if ops is None:
+        counts = suite_ops()
+        first = [op for op in _PATH_DEPENDENT if op in counts]
+        last = [op for op in _LAST if op in counts]
+        ops = first + sorted((op for op in counts if op not in first + last), key=lambda op: (counts[op], op)) + last
+    res = {"path": path, "driver": driver, "regex": regex, "seconds": 0.0, "returncode": 0, "cases": {}, "ops": {}}
+    if out.exists():
+        old = json.loads(out.read_text())
+        if (old.get("path"), old.get("driver"), old.get("regex", "")) == (path, driver, regex) and "ops" in old:
+            res = old
+    deadline = time.perf_counter() + timeout
+    for op in ops:
+        if op in res["ops"]:
+            continue
+        left = deadline - time.perf_counter()
+        if left < 5:
+            break
+        r = run(path, op, regex, driver, cache, left, jobs)
+        res["cases"].update(r["cases"])
+        res["ops"][op] = {"seconds": r["seconds"], "returncode": r["returncode"], "cases": len(r["cases"])}
+        res["seconds"] = round(res["seconds"] + r["seconds"], 1)
+        if r["returncode"] != 0:
+            res["returncode"] = r["returncode"]
+            res.setdefault("tails", {})[op] = r["tail"]
+        out.write_text(json.dumps(res, indent=1))
+        c = Counter(r["cases"].values())
+        log(f"{op:24s} {c['OK']:5d} passed {c['FAIL']:4d} failed {c['not supported']:5d} not supported "
+            f"{r['seconds']:8.1f} s  exit {r['returncode']}")
+    return res
+
+
 def per_op(result: dict) -> dict:
     """{op: Counter(status)}."""
     out = {}
@@ -147,13 +208,20 @@ def main(argv=None):
     r.add_argument("--json", type=Path)
     r.add_argument("-j", "--jobs", type=int, default=1, help="test-backend-ops' parallel workers")
     r.add_argument("--timeout", type=float, default=5400)
+    r.add_argument("--each-op", action="store_true", help="each operation in its own run (needs --json)")
     c = sub.add_parser("compare")
     c.add_argument("reference", type=Path)
     c.add_argument("result", type=Path)
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        res = run(a.path, a.ops, a.regex, a.driver, a.cache, a.timeout, a.jobs)
-        if a.json:
+        if a.each_op:
+            if not a.json:
+                ap.error("--each-op writes its result after each operation: give --json")
+            res = run_each_op(a.path, a.json, a.ops.split(",") if a.ops else None, a.regex, a.driver, a.cache,
+                              a.timeout, a.jobs)
+        else:
+            res = run(a.path, a.ops, a.regex, a.driver, a.cache, a.timeout, a.jobs)
+        if a.json and not a.each_op:
             a.json.write_text(json.dumps(res, indent=1))
         for op, counts in sorted(per_op(res).items()):
             print(f"{op:24s} {counts['OK']:5d} passed {counts['FAIL']:4d} failed {counts['not supported']:5d} "

@@ -4,6 +4,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py run PATH [-o OPS] [-p REGEX] [--driver jitcoop|lavapipe|system]
                                         [--cache DIR] [--json OUT] [--each-op]
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
+    python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
 `coopmat1` (KHR cooperative matrices only) or `scalar` (neither). On jitcoop's driver the path is
@@ -196,6 +197,30 @@ def compare(reference: dict, result: dict) -> dict:
     }
 
 
+def table(results: list[dict]) -> str:
+    """A Markdown table of results side by side (one per path or driver): per operation, cases
+    passed / failed / not supported, and seconds where each operation ran on its own."""
+    ops = sorted({op for r in results for op in per_op(r)})
+    head = ["operation"] + [f"{r['path']} on {r['driver']}" for r in results]
+    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+
+    def cell(r, op):
+        c = per_op(r).get(op)
+        if not c:
+            return "not run"
+        t = r.get("ops", {}).get(op)
+        s = f"{c['OK']} / {c['FAIL']} / {c['not supported']}"
+        return s + (f", {t['seconds']:.0f} s" if t else "")
+    for op in ops:
+        rows.append("| " + " | ".join([op] + [cell(r, op) for r in results]) + " |")
+    total = ["all"]
+    for r in results:
+        c = Counter(r["cases"].values())
+        total.append(f"{c['OK']} / {c['FAIL']} / {c['not supported']}, {r['seconds']:.0f} s")
+    rows.append("| " + " | ".join(total) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -212,7 +237,12 @@ def main(argv=None):
     c = sub.add_parser("compare")
     c.add_argument("reference", type=Path)
     c.add_argument("result", type=Path)
+    t = sub.add_parser("table")
+    t.add_argument("results", type=Path, nargs="+")
     a = ap.parse_args(argv)
+    if a.cmd == "table":
+        print(table([json.loads(f.read_text()) for f in a.results]))
+        return 0
     if a.cmd == "run":
         if a.each_op:
             if not a.json:

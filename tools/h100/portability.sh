@@ -4,7 +4,8 @@
 # $OUT/probes.tgz (collect them with `python3 tools/h100/cases.py collect RESULTS DIR`, RESULTS
 # holding <group>/d*_out*.bin: p0/t for portability_tensor, p2/r for portability_robust), then
 # ggml's test-backend-ops on the three matrix paths ($OUT/h100_PATH.json: tests/oracle/ggml/).
-# Carry .gl (the Vulkan loader .debs), build/vkrun, build/h100p and .carry/ggml.tgz (a tar czf
+# Carry .gl (the Vulkan loader's and libglvnd's .debs: libvulkan1 libegl1 libglvnd0 libopengl0 libgl1
+# libglx0 libgles2), build/vkrun, build/h100p and .carry/ggml.tgz (a tar czf
 # of get-ggml's folder, relative to ~/.cache). NO_GGML=1: the probes only; NO_PROBES=1: ggml only;
 # GT: seconds per path. Each operation runs on its own (ggml_suite.py --each-op); a carried
 # .carry/h100_PATH.json from an earlier run is continued.
@@ -13,9 +14,15 @@ icd=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/
 export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 echo "icd $icd"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 mkdir -p /root/.cache && tar xzf .carry/ggml.tgz -C /root/.cache
+# get-ggml's `run` gives its own C runtime only its own libraries; the NVIDIA driver's (and
+# libglvnd's, which it loads) come after them
+sed -i "s|--library-path \"\([^\"]*\)\"|--library-path \"\1:${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu\"|" /root/.cache/ggml-sid/run
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; grep -o 'library_path[^,]*' $icd
+/root/.cache/ggml-sid/run test-backend-ops -b Vulkan0 -o ABS 2>&1 | grep -v "^  ABS" | head -12
 if [ -z "$NO_PROBES" ]; then
 for r in 0 2; do mkdir -p /tmp/pr/p$r/t; VKRUN_ROBUST=$r timeout 60 build/vkrun/vkrun -o /tmp/pr/p$r/t build/h100p/cases/portability_tensor/manifest.txt > /tmp/pr/p$r/tlog 2>&1; echo "tensor r=$r rc=$?"; grep -E "^case|robust" /tmp/pr/p$r/tlog; done
 for r in 1 2; do mkdir -p /tmp/pr/p$r/r; VKRUN_ROBUST=$r timeout 60 build/vkrun/vkrun -o /tmp/pr/p$r/r build/h100p/cases/portability_robust/manifest.txt > /tmp/pr/p$r/rlog 2>&1; echo "robust r=$r rc=$?"; grep -E "^case|robust" /tmp/pr/p$r/rlog; done
+head -3 /tmp/pr/p0/tlog
 tar czf $OUT/probes.tgz -C /tmp/pr .
 fi
 [ -n "$NO_GGML" ] && exit 0

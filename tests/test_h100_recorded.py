@@ -23,7 +23,8 @@ ORACLE = Path(__file__).resolve().parent / "oracle" / "h100"
 FILES = sorted(ORACLE.glob("*.npz"))
 
 # A few representatives run by default (compiling a kernel takes 10-40 s here); the rest is slow.
-DEFAULT = {"ops", "muladd_f16_f32", "perlane", "muladd_f16_f16_16x16x48"}
+DEFAULT = {"ops", "muladd_f16_f32", "perlane", "muladd_f16_f16_16x16x48", "portability_tensor",
+           "portability_robust"}
 
 # Where jitcoop disagrees with the H100 (details in tests/oracle/h100/README.md).
 F32 = ("numerics='nvidia' float32 accumulator model more than 1 ulp from the H100 (README: "

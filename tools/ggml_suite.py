@@ -24,6 +24,7 @@ result, and which are "not supported" in one and not the other.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -40,7 +41,9 @@ _HIDE = {"coopmat2": "", "coopmat1": "VK_NV_cooperative_matrix2",
 _GGML_SWITCHES = {"coopmat2": {}, "coopmat1": {"GGML_VK_DISABLE_COOPMAT2": "1"},
                   "scalar": {"GGML_VK_DISABLE_COOPMAT2": "1", "GGML_VK_DISABLE_COOPMAT": "1"}}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_CASE = re.compile(r"^  ([A-Z_0-9]+\(.*\)): (OK|FAIL|not supported)\b")
+# a case's line: "  OP(params): " then, for a failure, what test-backend-ops found ("[OP] NMSE =
+# ... > ... ", "[OP] inf mismatch: ..."), then its status ("not supported [BACKEND]")
+_CASE = re.compile(r"^  ([A-Z_0-9]+\(.*?\)): (?:.* )?(OK|FAIL|not supported)(?: \[[^\]]*\])?\s*$")
 
 
 def ggml_dir() -> Path | None:
@@ -152,9 +155,10 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
         ops = first + sorted((op for op in counts if op not in first + last), key=lambda op: (counts[op], op)) + last
     res = {"path": path, "driver": driver, "regex": regex, "seconds": 0.0, "returncode": 0, "cases": {}, "ops": {}}
     if out.exists():
-        old = json.loads(out.read_text())
+        old = load(out)
         if (old.get("path"), old.get("driver"), old.get("regex", "")) == (path, driver, regex) and "ops" in old:
             res = old
+            res["returncode"] = next((o["returncode"] for o in res["ops"].values() if o["returncode"]), 0)
     deadline = time.perf_counter() + timeout
     for op in ops:
         if op in res["ops"]:
@@ -174,6 +178,16 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
         log(f"{op:24s} {c['OK']:5d} passed {c['FAIL']:4d} failed {c['not supported']:5d} not supported "
             f"{r['seconds']:8.1f} s  exit {r['returncode']}")
     return res
+
+
+def load(path: Path) -> dict:
+    """A result written by `run --json` (gzip-compressed where the name ends in .gz: the H100's
+    references under tests/oracle/ggml/)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt") as f:
+            return json.load(f)
+    return json.loads(path.read_text())
 
 
 def per_op(result: dict) -> dict:
@@ -241,7 +255,7 @@ def main(argv=None):
     t.add_argument("results", type=Path, nargs="+")
     a = ap.parse_args(argv)
     if a.cmd == "table":
-        print(table([json.loads(f.read_text()) for f in a.results]))
+        print(table([load(f) for f in a.results]))
         return 0
     if a.cmd == "run":
         if a.each_op:
@@ -258,7 +272,7 @@ def main(argv=None):
                   f"not supported")
         print(f"{a.path} on {a.driver}: {len(res['cases'])} cases in {res['seconds']} s, exit {res['returncode']}")
         return 0 if res["returncode"] == 0 else 1
-    diff = compare(json.loads(a.reference.read_text()), json.loads(a.result.read_text()))
+    diff = compare(load(a.reference), load(a.result))
     for k, v in diff.items():
         print(f"{k}: {len(v)}")
         for case in v[:20]:

@@ -503,8 +503,13 @@ def portability():
     g = group("portability_tensor", sh + "tensor_rules.spv")
     for R, C, poff, soff, roff, coff in TENSOR_RULES:
         x, z, v = tensor_rules_inputs(R, C)
+        # the H100 stores through the constant 16 x 16 layout in 8-byte pairs and drops the low bits
+        # of a Pointer 4 bytes past that (the store lands 4 bytes early); jitcoop stores at the
+        # Pointer as given, which is what the H100 does where its compiler cannot pair elements
+        # (a stride known only at run time, as ggml's): recorded, not compared
+        cmp = {2: "-"} if soff % 2 else None
         g.add((1, 1, 1), {0: x, 1: np.zeros(256, np.float32), 2: z, 3: np.zeros(256, np.float32), 4: v},
-              push=np.array([R, C, poff, soff, roff, coff], np.uint32),
+              push=np.array([R, C, poff, soff, roff, coff], np.uint32), cmp=cmp,
               note=f"R,C={R},{C} poff={poff} soff={soff} slice=({roff},{coff})")
     # run with VKRUN_ROBUST=2 (robustBufferAccess and robustBufferAccess2 enabled)
     g = group("portability_robust", sh + "robust_access.spv", options={"robust_buffer_access": True})

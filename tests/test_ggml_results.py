@@ -1,0 +1,76 @@
+"""tools/ggml_suite.py's reading of test-backend-ops and the H100's recorded runs of ggml's suite.
+
+The parser is checked against console output as test-backend-ops writes it (colour codes, the
+backend header, the three statuses, lines that are not cases); the references
+(tests/oracle/ggml/h100_PATH.json.gz: test-backend-ops of Debian's ggml 0.27 on an NVIDIA H100,
+driver 580.159.04, one operation per run, on each of ggml's matrix paths) are checked for being
+whole runs that ended normally, which tests/test_ggml_suite.py and the driver guide's figures
+rely on.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import ggml_suite  # noqa: E402
+
+ORACLE = ROOT / "tests" / "oracle" / "ggml"
+
+OUTPUT = """\
+ggml_vulkan: Found 1 Vulkan devices:
+ggml_vulkan: 0 = NVIDIA H100 80GB HBM3 (jitcoop nvidia profile) (jitcoop) | uma: 0 | fp16: 1 | matrix cores: NV_coopmat2
+Testing 2 devices
+
+Backend 1/2: Vulkan0
+  Device description: NVIDIA H100 80GB HBM3 (jitcoop nvidia profile)
+  MUL_MAT(type_a=f16,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1],per=[0,1,2,3],k_v=0,o=1): \x1b[1;32mOK\x1b[0m
+  MUL_MAT(type_a=q4_0,type_b=f32,m=16,n=9,k=256,bs=[1,1],nr=[1,1],per=[0,1,2,3],k_v=0,o=1): [MUL_MAT] NMSE = 0.012 > 0.0005 \x1b[1;31mFAIL\x1b[0m
+  ABS(type=f16,ne_a=[128,2,2,2],v=0): not supported [Vulkan0]
+  1/2 tests passed
+  Backend Vulkan0: \x1b[1;31mFAIL\x1b[0m
+"""
+
+
+def test_parse_reads_each_case_and_its_status():
+    cases = ggml_suite.parse(OUTPUT)
+    assert cases == {
+        "MUL_MAT(type_a=f16,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1],per=[0,1,2,3],k_v=0,o=1)": "OK",
+        "MUL_MAT(type_a=q4_0,type_b=f32,m=16,n=9,k=256,bs=[1,1],nr=[1,1],per=[0,1,2,3],k_v=0,o=1)": "FAIL",
+        "ABS(type=f16,ne_a=[128,2,2,2],v=0)": "not supported",
+    }
+
+
+def test_compare_names_what_differs():
+    ref = {"cases": {"A(x=1)": "OK", "A(x=2)": "OK", "B(y=1)": "not supported", "B(y=2)": "OK"}}
+    got = {"cases": {"A(x=1)": "OK", "A(x=2)": "FAIL", "B(y=1)": "OK"}}
+    diff = ggml_suite.compare(ref, got)
+    assert diff == {"failed": ["A(x=2)"], "passing_there_not_here": ["A(x=2)"],
+                    "supported_differently": ["B(y=1)"], "missing": ["B(y=2)"]}
+
+
+def test_table_counts_per_operation():
+    res = {"path": "coopmat2", "driver": "jitcoop", "seconds": 12.0, "cases": ggml_suite.parse(OUTPUT),
+           "ops": {"MUL_MAT": {"seconds": 10.0, "returncode": 1, "cases": 2}}}
+    lines = ggml_suite.table([res]).splitlines()
+    assert lines[0] == "| operation | coopmat2 on jitcoop |"
+    assert "| ABS | 0 / 0 / 1 |" in lines
+    assert "| MUL_MAT | 1 / 1 / 0, 10 s |" in lines
+    assert lines[-1] == "| all | 1 / 1 / 1, 12 s |"
+
+
+@pytest.mark.parametrize("path", ggml_suite.PATHS)
+def test_h100_reference_is_a_whole_run(path):
+    ref = ggml_suite.load(ORACLE / f"h100_{path}.json.gz")
+    assert (ref["path"], ref["driver"], ref["returncode"]) == (path, "system", 0)
+    assert all(o["returncode"] == 0 for o in ref["ops"].values()), "an operation's run did not end normally"
+    statuses = Counter(ref["cases"].values())
+    assert statuses["FAIL"] == 0 and statuses["OK"] > 17000, statuses
+    per_op = ggml_suite.per_op(ref)
+    # every operation that has cases ran on its own, and its run saw all of them
+    assert set(per_op) == set(ref["ops"]) and len(per_op) > 110
+    assert all(sum(per_op[op].values()) == ref["ops"][op]["cases"] for op in per_op)

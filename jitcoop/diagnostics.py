@@ -51,19 +51,26 @@ TENSOR_POINTER_ALIGNMENT = Rule(
     "tensor-pointer-alignment",
     "SPV_NV_cooperative_matrix2: the Pointer operand of OpCooperativeMatrixLoadTensorNV and "
     "OpCooperativeMatrixStoreTensorNV must be a multiple of 16 bytes",
-    "runs ggml's coopmat2 matmul, which stores result tiles at Pointers 4-byte aligned, and its flash "
-    "attention, which loads 34-byte q8_0 blocks, with every result right: each element at Pointer + "
-    "its element offset",
-    "addresses every element from the Pointer as given")
+    "addresses each element from the Pointer as given where the layout's strides are known only "
+    "at run time (ggml's coopmat2 matmul stores result tiles at 4-byte-aligned Pointers and its "
+    "flash attention loads 34-byte q8_0 blocks, every result right; the probe's loads at 4, 8 and "
+    "20 bytes past alignment read exactly there); a store through a layout of constant 16 x 16 "
+    "shape, which its compiler writes in 8-byte pairs, lands at the Pointer rounded down to 8 "
+    "bytes (4 bytes early at 4 and 12 bytes past alignment, exact at 24)",
+    "addresses every element from the Pointer as given (the hardware's answer wherever it "
+    "cannot pair elements)")
 
 TENSOR_CLAMP_UNDEFINED = Rule(
     "tensor-clamp-undefined",
     "SPV_NV_cooperative_matrix2: with clamp mode Undefined, an element whose tensor coordinate is "
     "outside the tensor has an undefined value (a load) or an undefined effect (a store)",
-    "runs ggml's MUL_MAT_ID, which loads expert rows past the tensor and does not use them, without "
-    "a fault; the values such a load gives are to be recorded (tools/h100/cases.py portability)",
-    "addresses the element at its unclamped coordinate; the access is then bounds-checked like "
-    "any other (outside the buffer it is an out-of-bounds access)")
+    "addresses the element at its coordinate as it is: a load past the tensor's rows or columns "
+    "reads the binding's bytes at that address and a store writes them (ggml's MUL_MAT_ID loads "
+    "expert rows past the tensor and never uses them); past the binding's end a load gave zero "
+    "and a store wrote nothing, with robust buffer access or without",
+    "addresses the element at its coordinate as it is; past the binding it is an out-of-bounds "
+    "access like any other (zero and nothing written under robust buffer access, an error "
+    "without it)")
 
 RULES = {r.name: r for r in (TENSOR_POINTER_ALIGNMENT, TENSOR_CLAMP_UNDEFINED)}
 

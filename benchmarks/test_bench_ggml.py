@@ -4,7 +4,7 @@ cache the first run left (warm), per operation. Records the wall times and ratio
 extra_info; pass counts per driver. Needs ../shared/tools/get-ggml and get-lavapipe.
 
     python3 -m pytest benchmarks/test_bench_ggml.py -q -s                      # the sample below
-    JITCOOP_GGML_OPS=ALL python3 -m pytest benchmarks/test_bench_ggml.py -q -s  # every operation
+    JITCOOP_GGML_OPS=ALL python3 -m pytest benchmarks/test_bench_ggml.py -q -s  # every operation, each alone
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import ggml_suite  # noqa: E402
 # (ops, params regex): the 224-case subset of the matrix products, and a few operations
 CASES = [("MUL_MAT", r"type_a=(f16|q4_0),type_b=f32"), ("MUL_MAT_ID", r"type_a=f16,type_b=f32"),
          ("SOFT_MAX", ""), ("RMS_NORM", ""), ("ROPE", r"type=f32")]
-if os.environ.get("JITCOOP_GGML_OPS") == "ALL":
-    CASES = [("", "")]
+if os.environ.get("JITCOOP_GGML_OPS") == "ALL" and ggml_suite.ggml_dir() is not None:
+    CASES = [(op, "") for op in ggml_suite.suite_ops()]
 
 pytestmark = pytest.mark.skipif(ggml_suite.ggml_dir() is None or ggml_suite.lavapipe_dir() is None,
                                 reason="needs ggml (../shared/tools/get-ggml) and lavapipe (get-lavapipe)")

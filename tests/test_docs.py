@@ -36,7 +36,8 @@ SKIPPED = {
     "README.md": 3,                      # the install commands, a Vulkan application, a benchmark run
     "docs/index.md": 1,                  # installs the docs extra and serves the site
     "docs/getting-started.md": 2,        # the two install commands
-    "docs/guide/vulkan-driver.md": 3,    # a Vulkan application; an application's test suite; ggml's
+    "docs/guide/vulkan-driver.md": 2,    # a Vulkan application; an application's test suite
+    "docs/guide/ggml-suite.md": 1,       # ggml's test-backend-ops (get-ggml; hours for the whole suite)
     "docs/guide/diagnostics.md": 1,      # a Vulkan application under the validation layer
     "docs/guide/faults.md": 1,           # a Vulkan application with injected faults
     "docs/guide/errors.md": 1,           # a fuzzing campaign

@@ -74,3 +74,30 @@ def test_h100_reference_is_a_whole_run(path):
     # every operation that has cases ran on its own, and its run saw all of them
     assert set(per_op) == set(ref["ops"]) and len(per_op) > 110
     assert all(sum(per_op[op].values()) == ref["ops"][op]["cases"] for op in per_op)
+
+
+def test_each_op_writes_after_each_operation_and_goes_on_where_it_stopped(tmp_path, monkeypatch):
+    ran = []
+
+    def fake_run(path, op, regex, driver, cache, timeout, jobs):
+        ran.append(op)
+        if op == "B" and len(ran) == 2:          # the first time B runs, its run is cut short
+            return {"seconds": 2.0, "returncode": -9, "cases": {"B(x=1)": "OK"}, "tail": "killed"}
+        return {"seconds": 1.0, "returncode": 0, "cases": {f"{op}(x=1)": "OK", f"{op}(x=2)": "not supported"},
+                "tail": ""}
+    monkeypatch.setattr(ggml_suite, "run", fake_run)
+    out = tmp_path / "r.json.gz"
+    first = ggml_suite.run_each_op("scalar", out, ["A", "B"], log=lambda s: None)
+    assert ran == ["A", "B"] and first["returncode"] == -9 and first["ops"]["B"]["cases"] == 1
+    saved = ggml_suite.load(out)
+    assert saved["cases"] == first["cases"] and saved["seconds"] == 3.0
+    # an operation whose run was cut is taken out by hand to run it again; the rest is kept
+    del saved["ops"]["B"]
+    ggml_suite.save(out, saved)
+    second = ggml_suite.run_each_op("scalar", out, ["A", "B", "C"], log=lambda s: None)
+    assert ran == ["A", "B", "B", "C"]
+    assert second["returncode"] == 0 and second["ops"]["B"] == {"seconds": 1.0, "returncode": 0, "cases": 2}
+    assert len(second["cases"]) == 6 and second["seconds"] == 3.0
+    # another path's result is not continued
+    other = ggml_suite.run_each_op("coopmat1", out, ["A"], log=lambda s: None)
+    assert ran[-1] == "A" and list(other["ops"]) == ["A"]

@@ -169,11 +169,11 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
         r = run(path, op, regex, driver, cache, left, jobs)
         res["cases"].update(r["cases"])
         res["ops"][op] = {"seconds": r["seconds"], "returncode": r["returncode"], "cases": len(r["cases"])}
-        res["seconds"] = round(res["seconds"] + r["seconds"], 1)
+        res["seconds"] = round(sum(o["seconds"] for o in res["ops"].values()), 1)
         if r["returncode"] != 0:
             res["returncode"] = r["returncode"]
             res.setdefault("tails", {})[op] = r["tail"]
-        out.write_text(json.dumps(res, indent=1))
+        save(out, res)
         c = Counter(r["cases"].values())
         log(f"{op:24s} {c['OK']:5d} passed {c['FAIL']:4d} failed {c['not supported']:5d} not supported "
             f"{r['seconds']:8.1f} s  exit {r['returncode']}")
@@ -188,6 +188,16 @@ def load(path: Path) -> dict:
         with gzip.open(path, "rt") as f:
             return json.load(f)
     return json.loads(path.read_text())
+
+
+def save(path: Path, result: dict):
+    """Write a result (gzip-compressed where the name ends in .gz)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt") as f:
+            json.dump(result, f, indent=0, sort_keys=True)
+    else:
+        path.write_text(json.dumps(result, indent=1))
 
 
 def per_op(result: dict) -> dict:
@@ -266,7 +276,7 @@ def main(argv=None):
         else:
             res = run(a.path, a.ops, a.regex, a.driver, a.cache, a.timeout, a.jobs)
         if a.json and not a.each_op:
-            a.json.write_text(json.dumps(res, indent=1))
+            save(a.json, res)
         for op, counts in sorted(per_op(res).items()):
             print(f"{op:24s} {counts['OK']:5d} passed {counts['FAIL']:4d} failed {counts['not supported']:5d} "
                   f"not supported")

@@ -18,8 +18,9 @@ with status "OK", "FAIL" or "not supported"; a run that ends early (an abort) ha
 and a non-zero return code. With `--each-op` every operation runs in a test-backend-ops of its
 own (the operations that have cases, path-dependent ones first, flash attention last), the
 result adds {"ops": {op: {"seconds", "returncode", "cases"}}} and is written after each
-operation; a second run with the same --json goes on where the first stopped. `compare` says which cases pass in the reference and not in the
-result, and which are "not supported" in one and not the other.
+operation; a second run with the same --json goes on where the first stopped. `compare` says
+which cases pass in the reference and not in the result, and which are "not supported" in one
+and not the other.
 """
 from __future__ import annotations
 
@@ -191,13 +192,13 @@ def load(path: Path) -> dict:
 
 
 def save(path: Path, result: dict):
-    """Write a result (gzip-compressed where the name ends in .gz)."""
+    """Write a result (gzip-compressed where the name ends in .gz) in one step: a run stopped
+    while writing leaves the previous result whole."""
     path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "wt") as f:
-            json.dump(result, f, indent=0, sort_keys=True)
-    else:
-        path.write_text(json.dumps(result, indent=1))
+    text = json.dumps(result, indent=0 if path.suffix == ".gz" else 1, sort_keys=True)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_bytes(gzip.compress(text.encode()) if path.suffix == ".gz" else text.encode())
+    os.replace(tmp, path)
 
 
 def per_op(result: dict) -> dict:
@@ -224,19 +225,20 @@ def compare(reference: dict, result: dict) -> dict:
 def table(results: list[dict]) -> str:
     """A Markdown table of results side by side (one per path or driver): per operation, cases
     passed / failed / not supported, and seconds where each operation ran on its own."""
-    ops = sorted({op for r in results for op in per_op(r)})
+    counts = [per_op(r) for r in results]
+    ops = sorted({op for c in counts for op in c})
     head = ["operation"] + [f"{r['path']} on {r['driver']}" for r in results]
     rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
 
-    def cell(r, op):
-        c = per_op(r).get(op)
+    def cell(r, c, op):
+        c = c.get(op)
         if not c:
             return "not run"
         t = r.get("ops", {}).get(op)
         s = f"{c['OK']} / {c['FAIL']} / {c['not supported']}"
         return s + (f", {t['seconds']:.0f} s" if t else "")
     for op in ops:
-        rows.append("| " + " | ".join([op] + [cell(r, op) for r in results]) + " |")
+        rows.append("| " + " | ".join([op] + [cell(r, c, op) for r, c in zip(results, counts)]) + " |")
     total = ["all"]
     for r in results:
         c = Counter(r["cases"].values())

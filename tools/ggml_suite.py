@@ -174,6 +174,8 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
         if r["returncode"] != 0:
             res["returncode"] = r["returncode"]
             res.setdefault("tails", {})[op] = r["tail"]
+        else:
+            res.get("tails", {}).pop(op, None)      # (an earlier run's, cut short)
         save(out, res)
         c = Counter(r["cases"].values())
         log(f"{op:24s} {c['OK']:5d} passed {c['FAIL']:4d} failed {c['not supported']:5d} not supported "

@@ -3,7 +3,8 @@
 # through build/vkrun/vkrun without robustness and with VKRUN_ROBUST=1/2, packed into
 # $OUT/probes.tgz (collect them with `python3 tools/h100/cases.py collect RESULTS DIR`, RESULTS
 # holding <group>/d*_out*.bin: p0/t for portability_tensor, p2/r for portability_robust), then
-# ggml's test-backend-ops on the three matrix paths ($OUT/h100_PATH.json: tests/oracle/ggml/).
+# ggml's test-backend-ops on the three matrix paths ($OUT/h100_PATH.json, saved gzip-compressed as
+# tests/oracle/ggml/h100_PATH.json.gz with `ggml_suite.save`).
 # Carry .gl (the Vulkan loader's and libglvnd's .debs: libvulkan1 libegl1 libglvnd0 libopengl0 libgl1
 # libglx0 libgles2), build/vkrun, build/h100p and .carry/ggml.tgz (a tar czf
 # of get-ggml's folder, relative to ~/.cache). NO_GGML=1: the probes only; NO_PROBES=1: ggml only;

@@ -5,6 +5,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
                                         [--cache DIR] [--json OUT] [--each-op]
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
     python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table
+    python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
 `coopmat1` (KHR cooperative matrices only) or `scalar` (neither). On jitcoop's driver the path is
@@ -203,6 +204,37 @@ def save(path: Path, result: dict):
     os.replace(tmp, path)
 
 
+def merge(shards: list[dict]) -> dict:
+    """One result of `shards`: runs of the same path and driver over disjoint parts of the suite
+    (operations, or one operation cut by -p regexes). An operation's seconds and cases are the
+    sums over the shards that ran it; a shard's non-zero return code is kept."""
+    first = shards[0]
+    for s in shards[1:]:
+        if (s["path"], s["driver"]) != (first["path"], first["driver"]):
+            raise ValueError(f"shards of {first['path']} on {first['driver']} and {s['path']} on {s['driver']}")
+    res = {"path": first["path"], "driver": first["driver"], "regex": "", "seconds": 0.0, "returncode": 0,
+           "cases": {}, "ops": {}}
+    for s in shards:
+        overlap = res["cases"].keys() & s["cases"].keys()
+        if overlap:
+            raise ValueError(f"shards overlap in {len(overlap)} cases, e.g. {min(overlap)}")
+        res["cases"].update(s["cases"])
+        ops = s.get("ops")
+        if not isinstance(ops, dict):       # a run without --each-op: its operations from its cases
+            names = sorted({c.split("(")[0] for c in s["cases"]}) or ["(none)"]
+            ops = {" ".join(names): {"seconds": s["seconds"], "returncode": s["returncode"], "cases": len(s["cases"])}}
+        for op, o in ops.items():
+            m = res["ops"].setdefault(op, {"seconds": 0.0, "returncode": 0, "cases": 0})
+            m["seconds"] = round(m["seconds"] + o["seconds"], 1)
+            m["cases"] += o["cases"]
+            m["returncode"] = m["returncode"] or o["returncode"]
+        for op, tail in s.get("tails", {}).items():
+            res.setdefault("tails", {})[op] = tail
+        res["returncode"] = res["returncode"] or s["returncode"]
+    res["seconds"] = round(sum(o["seconds"] for o in res["ops"].values()), 1)
+    return res
+
+
 def per_op(result: dict) -> dict:
     """{op: Counter(status)}."""
     out = {}
@@ -267,7 +299,13 @@ def main(argv=None):
     c.add_argument("result", type=Path)
     t = sub.add_parser("table")
     t.add_argument("results", type=Path, nargs="+")
+    m = sub.add_parser("merge")
+    m.add_argument("out", type=Path)
+    m.add_argument("shards", type=Path, nargs="+")
     a = ap.parse_args(argv)
+    if a.cmd == "merge":
+        save(a.out, merge([load(f) for f in a.shards]))
+        return 0
     if a.cmd == "table":
         print(table([load(f) for f in a.results]))
         return 0

@@ -1,0 +1,83 @@
+"""ggml's suite through jitcoop's driver on a many-core machine, in shards run side by side.
+
+    python3 tools/h100/cpu_suite.py start SECONDS     # launch every shard, each ending by SECONDS
+    python3 tools/h100/cpu_suite.py wait SECONDS      # wait up to SECONDS; pack what is written
+    python3 tools/ggml_suite.py merge OUT.json.gz SHARD.json...   # (here) one result per path
+
+A whole path takes hours on two cores; the lent GPU machine has 16 (its GPU is not used). One
+test-backend-ops compiles its shaders one at a time, so the suite is cut into shards by
+operation and, for matrix multiplication and flash attention, by a `-p` regex over the case's
+parameters; every set of shards below covers its operation (the last regex is the complement of
+the others). Each shard is a `ggml_suite.py run --each-op` of its own, started in a session of its
+own so that it outlives the call that started it, and writes its JSON after each operation to
+/tmp/shards; `wait` packs them into $OUT/shards.tgz.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARDS = Path("/tmp/shards")
+
+_MM_TYPES = ("f16|bf16", "f32|q4_0", "q4_K|q8_0|q4_1|mxfp4|iq2_xxs", "q1_0|q2_0|q5_K|nvfp4|q5_0|q6_K")
+MUL_MAT = [f"type_a=({t})," for t in _MM_TYPES] + [f"^(?!.*type_a=({'|'.join(_MM_TYPES)}),)"]
+_FA_HSK = ("72", "128|40|80|65", "192|96|256")
+_FA_K64 = ("f16|q8_0|q4_0", "bf16|f32|iq4_nl")
+FLASH_ATTN = ([f"^hsk=64,.*type_K=({k})," for k in _FA_K64] + [f"^hsk=64,(?!.*type_K=({'|'.join(_FA_K64)}),)"]
+              + [f"^hsk=({h})," for h in _FA_HSK]
+              + [f"^(?!hsk=(64|{'|'.join(_FA_HSK)}),)"])
+
+
+def shards(rest_bins: list[list[str]]) -> list[tuple[str, str, list[str], str]]:
+    """(path, name, operations, regex) of every shard."""
+    out = []
+    for path in ("coopmat2", "scalar"):
+        out += [(path, f"mm{i}", ["MUL_MAT"], r) for i, r in enumerate(MUL_MAT)]
+        out += [(path, f"fa{i}", ["FLASH_ATTN_EXT"], r) for i, r in enumerate(FLASH_ATTN)]
+    out += [("coopmat2", f"ops{i}", ops, "") for i, ops in enumerate(rest_bins)]
+    return out
+
+
+def start(seconds: float):
+    plan = json.loads((ROOT / ".carry" / "cpu_plan.json").read_text())
+    SHARDS.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    for path, name, ops, regex in shards(plan["rest_bins"]):
+        cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "--each-op", "-o", ",".join(ops),
+               "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
+        if regex:
+            cmd += ["-p", regex]
+        subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
+                         env=env, start_new_session=True, cwd=ROOT)
+    # single cases (full test-case strings: commas inside, so not through --each-op)
+    for path, name, cases in plan.get("cases", []):
+        cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "-o", ",".join(cases),
+               "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
+        subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
+                         env=env, start_new_session=True, cwd=ROOT)
+
+
+def wait(seconds: float):
+    end = time.time() + seconds
+    while time.time() < end:
+        busy = subprocess.run(["pgrep", "-f", "ggml_suite.py run"], capture_output=True, text=True).stdout.split()
+        if not busy:
+            break
+        time.sleep(min(20, max(0.0, end - time.time())))
+    for log in sorted(SHARDS.glob("*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        print(f"{log.stem:20s} {lines[-1] if lines else ''}")
+    out = Path(os.environ.get("OUT", "/tmp"))
+    with tarfile.open(out / "shards.tgz", "w:gz") as t:
+        for f in SHARDS.iterdir():
+            t.add(f, arcname=f.name)
+
+
+if __name__ == "__main__":
+    {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]))

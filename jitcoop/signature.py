@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 from .errors import BindingError
@@ -29,14 +28,21 @@ from .spirv.types import (Array, Matrix, Pointer, Scalar, Struct, Vector, array_
                           member_offsets, size_of)
 
 _FLOAT_DTYPES = {(16, ""): np.dtype(np.float16), (32, ""): np.dtype(np.float32),
-                 (64, ""): np.dtype(np.float64), (16, "bf16"): np.dtype(ml_dtypes.bfloat16),
-                 (8, "e4m3"): np.dtype(ml_dtypes.float8_e4m3fn), (8, "e5m2"): np.dtype(ml_dtypes.float8_e5m2)}
+                 (64, ""): np.dtype(np.float64)}
+# ml_dtypes' types, by name: importing ml_dtypes registers its types with numpy, which takes
+# 0.1-0.6 s, more than the rest of jitcoop's import; the driver's processes (one per test
+# program) and kernels without such buffers never need it
+_ML_DTYPES = {(16, "bf16"): "bfloat16", (8, "e4m3"): "float8_e4m3fn", (8, "e5m2"): "float8_e5m2"}
 
 
 def scalar_dtype(s: Scalar) -> np.dtype:
     """The numpy dtype of a SPIR-V scalar as memory holds it: bfloat16 and the fp8 formats are
     ml_dtypes types; a bool is a 32-bit word; a physical pointer a uint64."""
     if s.kind == "float":
+        name = _ML_DTYPES.get((s.width, s.encoding))
+        if name is not None:
+            import ml_dtypes
+            return np.dtype(getattr(ml_dtypes, name))
         return _FLOAT_DTYPES[s.width, s.encoding]
     if s.kind == "int":
         return np.dtype(f"{'i' if s.signed else 'u'}{s.width // 8}")

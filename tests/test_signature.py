@@ -170,3 +170,19 @@ def test_push_structs_arrays_of_structs_and_pointers(shaders):
     with pytest.raises(jitcoop.BindingError, match=r"push constant 'r\[1\]' is a struct; give a dict of "
                                                     r"its members first, step"):
         k.signature.pack_push({"r": [{"first": 2, "step": 3}, {"first": 1}], "src": src.address})
+
+
+def test_float32_kernels_do_not_import_ml_dtypes(shaders):
+    """ml_dtypes is imported only for a kernel with bfloat16 or fp8 data: its import (registering
+    its types with numpy) cost more than the rest of jitcoop's in every process the driver
+    starts. A float32 kernel's signature is read and called by name without it."""
+    import subprocess
+    import sys
+    code = (f"import sys, numpy as np, jitcoop\n"
+            f"k = jitcoop.Device().load({str(shaders / 'atomics.spv')!r}).kernel()\n"
+            f"print(k.signature is not None, 'ml_dtypes' in sys.modules)\n"
+            f"k2 = jitcoop.Device().load({str(shaders / SIG)!r}).kernel(spec={{'SHIFT': 1}})\n"
+            f"print(str(k2.signature.bindings[0].dtype), 'ml_dtypes' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "False", "bfloat16", "True"]

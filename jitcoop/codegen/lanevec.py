@@ -44,6 +44,7 @@ returns why).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 
 from . import lane_strides as strides
@@ -221,11 +222,14 @@ class Ins:
     args: list                # [(type, value)]
     text: str                 # the line as written (without its indentation)
     extra: dict = field(default_factory=dict)
+    _names: list | None = field(default=None, repr=False, compare=False)
 
     def names(self) -> list[str]:
         """The local value names the instruction uses (not labels)."""
-        body = self.text.split("=", 1)[1] if self.res is not None else self.text
-        return _NAME.findall(_LABEL.sub("", body))
+        if self._names is None:
+            body = self.text.split("=", 1)[1] if self.res is not None else self.text
+            self._names = _NAME.findall(_LABEL.sub("", body))
+        return self._names
 
     def labels(self) -> list[str]:
         return [x[len("label %"):] for x in _LABEL.findall(self.text)]
@@ -799,7 +803,8 @@ class _LaneGroups:
         """Each region value's shape (and each alloca's), to a fixed point from "not known yet"
         (None), only growing. Control flow in the vector copy is the same for the whole group (a
         branch that is not takes a divergence exit), so a phi is uniform when all its incoming
-        values are."""
+        values are. A worklist: a phi or instruction is looked at again when a value it uses
+        (or the alloca it loads) changes shape, first in region order."""
         # the vector copy starts at a G-aligned lane
         sh = {"%lane": ("A", 1, self.G)}
         ash = {a: None for a in self.used_allocas}
@@ -807,11 +812,30 @@ class _LaneGroups:
         items = [(lab, ins) for lab in ["lane.head"] + self.region
                  for ins in (self.head_ins if lab == "lane.head" else self.blocks[lab].ins)]
         phis = [ph for lab in self.region for ph in self.blocks[lab].phis]
+        # work items: phis 0..P-1, then instructions P..; users[name]: the items using the value
+        P = len(phis)
+        users = {}
+        for k, ph in enumerate(phis):
+            for v, _ in self.incoming[id(ph)]:
+                users.setdefault(v, []).append(k)
+        for k, (_, ins) in enumerate(items, P):
+            for n in ins.names():
+                users.setdefault(n, []).append(k)
+        work = deque(range(P + len(items)))
+        queued = bytearray(b"\1") * (P + len(items))
+
+        def grew(name):
+            for u in users.get(name, ()):
+                if not queued[u]:
+                    queued[u] = 1
+                    work.append(u)
+
         self.solving = True
-        changed = True
-        while changed:
-            changed = False
-            for ph in phis:
+        while work:
+            k = work.popleft()
+            queued[k] = 0
+            if k < P:
+                ph = phis[k]
                 s = None
                 for v, _ in self.incoming[id(ph)]:
                     s = _join(s, self.shape(v))
@@ -820,25 +844,26 @@ class _LaneGroups:
                 new = _join(sh.get(ph.name), s)
                 if new != sh.get(ph.name):
                     sh[ph.name] = new
-                    changed = True
-            for lab, ins in items:
-                if ins.kind == "store" and ins.args[1][1] in ash:
-                    a = ins.args[1][1]
-                    v = self.shape(ins.args[0][1])
-                    if v is None:
-                        continue
-                    new = _join(ash[a], v if v == U or _affine(v) else V)
-                    if new != ash[a]:
-                        ash[a] = new
-                        changed = True
+                    grew(ph.name)
+                continue
+            ins = items[k - P][1]
+            if ins.kind == "store" and ins.args[1][1] in ash:
+                a = ins.args[1][1]
+                v = self.shape(ins.args[0][1])
+                if v is None:
                     continue
-                if ins.res is None:
-                    continue
-                r = self._rule(ins)
-                new = _join(sh.get(ins.res), r)
-                if new != sh.get(ins.res):
-                    sh[ins.res] = new
-                    changed = True
+                new = _join(ash[a], v if v == U or _affine(v) else V)
+                if new != ash[a]:
+                    ash[a] = new
+                    grew(a)
+                continue
+            if ins.res is None:
+                continue
+            r = self._rule(ins)
+            new = _join(sh.get(ins.res), r)
+            if new != sh.get(ins.res):
+                sh[ins.res] = new
+                grew(ins.res)
         self.solving = False
         # what stayed unknown is never reached: any shape serves
         for lab, ins in items:

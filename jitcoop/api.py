@@ -102,8 +102,8 @@ class Module:
 
     def _check_instructions(self):
         from .codegen import rules as R
+        from .codegen.rules import supported
         from .runtime.capabilities import SUPPORTED_CAPABILITIES
-        R.load_all()
         for c in self.spirv.capabilities:
             if c not in SUPPORTED_CAPABILITIES:
                 raise SpirvError(f"capability {c} is not supported by jitcoop")
@@ -111,7 +111,7 @@ class Module:
             for b in f.blocks:
                 for ins in b.instrs + [b.term]:
                     if ins.opname not in ("OpFunctionCall", "OpVariable"):   # handled by inlining
-                        R.check_supported(ins, self.spirv.ext_imports)
+                        R.check_supported(ins, self.spirv.ext_imports, (supported.OPS, supported.EXT))
 
     @property
     def entry_points(self) -> list[str]:

@@ -80,11 +80,14 @@ def load_all():
                 PURE.add(name)
 
 
-def check_supported(ins, ext_imports: dict):
-    """Raise SpirvError if no rule lowers `ins` (a load-time check: never a crash at run time)."""
+def check_supported(ins, ext_imports: dict, index=None):
+    """Raise SpirvError if no rule lowers `ins` (a load-time check: never a crash at run time).
+    index: the registry's names as (opnames, extended instructions), where the rules are not
+    loaded (supported.py: loading them imports the whole code generator)."""
     from ...errors import SpirvError
+    ops, ext = index if index is not None else (RULES.keys() | COLLECTIVE.keys(), EXT_RULES.keys())
     op = ins.opname
-    if op in RULES or op in COLLECTIVE:
+    if op in ops:
         return
     if op == "OpExtInst":
         set_name = ext_imports.get(ins.operands[0], "?")
@@ -93,7 +96,7 @@ def check_supported(ins, ext_imports: dict):
         from ...spirv.grammar import grammar
         spec = grammar().extinst.get(set_name, {}).get(ins.operands[1])
         name = spec.opname if spec else str(ins.operands[1])
-        if (set_name, name) not in EXT_RULES:
+        if (set_name, name) not in ext:
             raise SpirvError(f"extended instruction {set_name} {name} is not supported yet", **ins.where())
         return
     raise SpirvError("instruction is not supported yet", **ins.where())

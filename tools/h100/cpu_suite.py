@@ -1,6 +1,6 @@
 """ggml's suite through jitcoop's driver on a many-core machine, in shards run side by side.
 
-    python3 tools/h100/cpu_suite.py start SECONDS     # launch every shard, each ending by SECONDS
+    python3 tools/h100/cpu_suite.py start SECONDS [PATH...]  # launch the shards (of PATHs), each ending by SECONDS
     python3 tools/h100/cpu_suite.py wait SECONDS      # wait up to SECONDS; pack what is written
     python3 tools/ggml_suite.py merge OUT.json.gz SHARD.json...   # (here) one result per path
 
@@ -44,11 +44,13 @@ def shards(rest_bins: list[list[str]]) -> list[tuple[str, str, list[str], str]]:
     return out
 
 
-def start(seconds: float):
+def start(seconds: float, *paths: str):
     plan = json.loads((ROOT / ".carry" / "cpu_plan.json").read_text())
     SHARDS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     for path, name, ops, regex in shards(plan["rest_bins"]):
+        if paths and path not in paths:
+            continue
         cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "--each-op", "-o", ",".join(ops),
                "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
         if regex:
@@ -57,13 +59,15 @@ def start(seconds: float):
                          env=env, start_new_session=True, cwd=ROOT)
     # single cases (full test-case strings: commas inside, so not through --each-op)
     for path, name, cases in plan.get("cases", []):
+        if paths and path not in paths:
+            continue
         cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "-o", ",".join(cases),
                "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
         subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
                          env=env, start_new_session=True, cwd=ROOT)
 
 
-def wait(seconds: float):
+def wait(seconds: float, *_):
     end = time.time() + seconds
     while time.time() < end:
         busy = subprocess.run(["pgrep", "-f", "ggml_suite.py run"], capture_output=True, text=True).stdout.split()
@@ -80,4 +84,4 @@ def wait(seconds: float):
 
 
 if __name__ == "__main__":
-    {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]))
+    {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]), *sys.argv[3:])

@@ -102,3 +102,29 @@ def test_each_op_writes_after_each_operation_and_goes_on_where_it_stopped(tmp_pa
     # another path's result is not continued
     other = ggml_suite.run_each_op("coopmat1", out, ["A"], log=lambda s: None)
     assert ran[-1] == "A" and list(other["ops"]) == ["A"]
+
+
+def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch):
+    """`time` runs each operation through jitcoop then lavapipe, each from an empty cache and
+    again on the cache that run left; an operation cut short by the time limit is not written."""
+    ran = []
+
+    def fake_run(path, op, regex, driver, cache, timeout, jobs=1):
+        entries = list(cache.iterdir())
+        ran.append((op, driver, path, len(entries)))
+        (cache / f"{op}.entry").write_text("x")
+        rc = -9 if op == "C" else 0
+        return {"seconds": 2.0 if driver == "jitcoop" else 1.0, "returncode": rc,
+                "cases": {f"{op}(x=1)": "OK"}, "tail": ""}
+    monkeypatch.setattr(ggml_suite, "run", fake_run)
+    out = tmp_path / "t.json"
+    res = ggml_suite.time_each_op(out, ["A", "B"], log=lambda s: None)
+    # jitcoop on coopmat2 cold (empty cache) then warm (the entry it wrote), then lavapipe likewise
+    assert ran[:4] == [("A", "jitcoop", "coopmat2", 0), ("A", "jitcoop", "coopmat2", 1),
+                       ("A", "lavapipe", "coopmat1", 0), ("A", "lavapipe", "coopmat1", 1)]
+    assert res["ops"]["B"]["lavapipe_warm"] == {"seconds": 1.0, "returncode": 0, "statuses": {"OK": 1}}
+    ggml_suite.time_each_op(out, ["A", "B", "C", "D"], log=lambda s: None)
+    assert [r[0] for r in ran[8:]] == ["C"] * 4            # A and B kept; C cut short, so no D
+    assert sorted(ggml_suite.load(out)["ops"]) == ["A", "B"]
+    lines = ggml_suite.timing_table(ggml_suite.load(out)).splitlines()
+    assert lines[2] == "| A | 2.0 | 2.0 | 1.0 | 1.0 | 2.00 |" and lines[-1].startswith("| all 2 | 4 | 4 | 2 | 2 |")

@@ -4,7 +4,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py run PATH [-o OPS] [-p REGEX] [--driver jitcoop|lavapipe|system]
                                         [--cache DIR] [--json OUT] [--each-op]
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
-    python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table
+    python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table (a time result too)
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
     python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
 
@@ -340,6 +340,23 @@ def table(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def timing_table(result: dict) -> str:
+    """A Markdown table of a `time` result: per operation, the seconds of each run and jitcoop's
+    cold time over lavapipe's; the sums over the operations timed."""
+    runs = [f"{d}_{s}" for d, _ in TIMED for s in ("cold", "warm")]
+    head = ["operation"] + [r.replace("_", " ") for r in runs] + ["cold, jitcoop / lavapipe"]
+    rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+
+    def ratio(t):
+        return f"{t['jitcoop_cold']['seconds'] / max(t['lavapipe_cold']['seconds'], 0.05):.2f}"
+    for op, t in sorted(result["ops"].items()):
+        rows.append("| " + " | ".join([op] + [f"{t[r]['seconds']:.1f}" for r in runs] + [ratio(t)]) + " |")
+    sums = {r: {"seconds": sum(t[r]["seconds"] for t in result["ops"].values())} for r in runs}
+    rows.append("| " + " | ".join([f"all {len(result['ops'])}"] + [f"{sums[r]['seconds']:.0f}" for r in runs]
+                                  + [ratio(sums)]) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -374,7 +391,8 @@ def main(argv=None):
         save(a.out, merge([load(f) for f in a.shards]))
         return 0
     if a.cmd == "table":
-        print(table([load(f) for f in a.results]))
+        results = [load(f) for f in a.results]
+        print("\n\n".join(timing_table(r) for r in results) if "cases" not in results[0] else table(results))
         return 0
     if a.cmd == "run":
         if a.each_op:

@@ -98,6 +98,7 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
             if waited or cache.identity(path) != seen:      # another process wrote it meanwhile
                 got = _read(path, key)
             if got is None:
+                _load_generator()
                 def work():
                     out = _generate(module, entry, spec, profile, subgroup_size, options, key)
                     if background:      # written by the compiling child: it outlives this process
@@ -135,6 +136,16 @@ def _write(path, key: str, meta, obj: bytes):
         cache.warn(f"jitcoop: kernel {key} is not written to the disk cache ({e}; please report this)")
         return
     write_entry(path, "kernel", key, described, obj)
+
+
+def _load_generator():
+    """Import the code generator and its rules in this process before a compile's child is
+    forked: every later child then starts with them (a child's own imports die with it, and a
+    process whose kernels all come from the disk cache never imports them: Module load checks
+    instructions against the rules' index)."""
+    from ..codegen import emitter, rules
+    rules.load_all()
+    return emitter
 
 
 def _generate(module, entry, spec, profile, subgroup_size, options, key):

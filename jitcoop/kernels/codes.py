@@ -19,10 +19,13 @@ def source_table(tab) -> np.ndarray:
     inv, L = tab.shape
     n = int(tab.max()) + 1
     src = np.full((2, n), -1, np.int32)
-    for l in range(inv):
-        for e in range(L):
-            src[0, tab[l, e]] = e
-            src[1, tab[l, e]] = l
+    # the walk's last write of each element is its last occurrence in the table's row-major
+    # order (lane-major, then e): the first in the reversed order
+    flat = np.asarray(tab, np.int64).ravel()[::-1]
+    elems, first = np.unique(flat, return_index=True)
+    pos = flat.size - 1 - first
+    src[0, elems] = pos % L
+    src[1, elems] = pos // L
     return src
 
 

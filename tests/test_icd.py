@@ -668,3 +668,30 @@ def test_portability_strict(programs, manifest, tmp_path):
     assert re.search(r"debug error: device lost: .*OpCooperativeMatrixLoadTensorNV at byte \d+ workgroup \(0, 0, 0\) "
                      r"lane 0: the Pointer of a tensor load must be 16-byte aligned", p.stdout)
     assert "debug warning: VkPipeline" not in p.stdout
+
+
+def test_dumped_pipelines_run_through_the_python_api(programs, manifest, tmp_path):
+    """JITCOOP_ICD_DUMP writes each pipeline as it is created (module, entry point, subgroup size,
+    profile, specialization constants); its kernel through the Python API gives the driver's
+    bytes. A folder that cannot be written leaves the application running, with one message."""
+    a = np.random.default_rng(22).integers(-50, 50, 128).astype(np.int32)
+    spv = CORE / "subgroups.spv"
+    (tmp_path / "a.bin").write_bytes(a.tobytes())
+    o = np.zeros(35 * 128, np.int32)
+    (tmp_path / "cases.txt").write_text(f"case sg16\nspv {spv}\nsubgroup 16\nbind 0 0 a.bin -\n"
+                                        f"bind 1 {o.nbytes} - o.bin\nbind 2 1024 - of.bin\n")
+    env = dict(vk_env(manifest, "generic"), JITCOOP_ICD_DUMP=str(tmp_path / "dump"))
+    p = run([programs / "vkrun", "-t", TIMEOUT, "-o", tmp_path, tmp_path / "cases.txt"], env)
+    assert "case sg16: ok" in p.stdout
+    (desc,) = (tmp_path / "dump").glob("*.json")
+    d = json.loads(desc.read_text())
+    assert (d["entry"], d["subgroup_size"], d["profile"]) == ("main", 16, "generic")
+    assert (tmp_path / "dump" / d["module"]).read_bytes() == spv.read_bytes()
+    from jitcoop.icd import dump as icd_dump
+    k = icd_dump.kernel(desc)
+    k.dispatch((1, 1, 1), {0: a, 1: o, 2: np.zeros(256, np.float32)})
+    assert o.tobytes() == (tmp_path / "o.bin").read_bytes()
+    (tmp_path / "file").write_text("")
+    env["JITCOOP_ICD_DUMP"] = str(tmp_path / "file" / "dump")
+    p = run([programs / "vkrun", "-t", TIMEOUT, "-o", tmp_path, tmp_path / "cases.txt"], env)
+    assert "case sg16: ok" in p.stdout and p.stderr.count("JITCOOP_ICD_DUMP=") == 1

@@ -25,6 +25,8 @@
     JITCOOP_ICD_TIER       compile tier of every pipeline (jitcoop.runtime.tiers): auto (default: the
                            first dispatch runs code compiled fast, a pipeline dispatched again gets
                            optimized code compiled in the background), fast or optimized
+    JITCOOP_ICD_DUMP       a folder every compute pipeline is written to as it is created: its SPIR-V
+                           and a JSON description, for the Python API (jitcoop.icd.dump)
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class Config:
     strict: bool = False
     hidden: tuple = ()         # device extensions not offered
     tier: str | None = None    # None: the kernel options' default (JITCOOP_TIER, else auto)
+    dump: str | None = None    # a folder every pipeline is written to (jitcoop.icd.dump)
 
 
 def _profiles(text: str) -> tuple:
@@ -129,7 +132,7 @@ def load() -> Config:
                   _number("JITCOOP_ICD_THREADS", int), _number("JITCOOP_ICD_TIMEOUT", float),
                   compile_mode == "eager", _number("JITCOOP_ICD_COMPILE_TIMEOUT", float),
                   _size("JITCOOP_ICD_HEAP"), faults, strict == "1", _hidden(os.environ.get("JITCOOP_ICD_HIDE", "")),
-                  tier)
+                  tier, os.environ.get("JITCOOP_ICD_DUMP", "").strip() or None)
 
 
 def _hidden(text: str) -> tuple:

@@ -23,7 +23,7 @@ import warnings
 import jitcoop
 from jitcoop.runtime.limit import run_limited
 
-from . import dispatch_base, faults, vk
+from . import dispatch_base, dump, faults, vk
 from .descriptors import DescriptorSetLayout
 from .device import Device
 from .vk import VkError, command
@@ -100,6 +100,9 @@ class Pipeline(vk.Object):
             self.options["tier"] = tier
         self.key = (key, self.entry, tuple(sorted(self.spec.items())), self.subgroup_size,
                     tuple(sorted(self.options.items())))
+        if device.config.dump:
+            dump.write(device.config.dump, code, key, self.entry, self.spec, self.subgroup_size,
+                       device.physical.profile.name, self.options)
 
     def kernel(self) -> jitcoop.Kernel:
         """The compiled kernel (compiled now if no pipeline of the device has it yet)."""

@@ -151,10 +151,11 @@ def test_compile_nothing_cached(benchmark, report, shader):
 
 
 SUITE = Path(__file__).with_name("compile_suite.py")
+GGML_PIPELINES = Path(__file__).with_name("shaders") / "ggml_mul_mat"
 
 
-def _suite(tier, cache) -> dict:
-    out = subprocess.run([sys.executable, str(SUITE), "--tier", tier],
+def _suite(tier, cache, *args) -> dict:
+    out = subprocess.run([sys.executable, str(SUITE), "--tier", tier, *map(str, args)],
                          env=dict(os.environ, JITCOOP_CACHE_DIR=str(cache)),
                          capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
@@ -162,15 +163,15 @@ def _suite(tier, cache) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_suite_cold(benchmark, report):
-    """Every kernel of the test suite's shaders (about 200, 0.3-23 KB of SPIR-V), compiled one
-    after another in one process from an empty kernel cache (the kernel library built): at the
-    fast tier (what each first dispatch waits for under the default "auto") and at the optimized
-    tier, each tier's total, median and slowest kernel, and the optimized tier's total as a
-    multiple of the fast tier's (the peer figure)."""
+def _both_tiers_cold(benchmark, report, what, *args):
+    """compile_suite.py's kernels (its args), compiled one after another in one process from an
+    empty kernel cache holding only the kernel library, at the fast tier (what each first
+    dispatch waits for under the default "auto") and at the optimized tier: each tier's total,
+    median and slowest kernel, peak memory, and the optimized tier's total as a multiple of the
+    fast tier's (the peer figure)."""
     import statistics
     with tempfile.TemporaryDirectory() as lib:
-        _suite("fast", lib)                     # builds the kernel library's variants
+        _suite("fast", lib, *args)              # builds the kernel library's variants
         res = {}
         for tier in ("fast", "optimized"):
             with tempfile.TemporaryDirectory() as d:
@@ -178,10 +179,10 @@ def test_suite_cold(benchmark, report):
                     shutil.copytree(x, Path(d) / x.name)
                 if tier == "fast":
                     def cold():
-                        res["fast"] = _suite("fast", d)
+                        res["fast"] = _suite("fast", d, *args)
                     benchmark.pedantic(cold, rounds=1, iterations=1)
                 else:
-                    res[tier] = _suite(tier, d)
+                    res[tier] = _suite(tier, d, *args)
     both = [n for n in res["fast"]["seconds"] if res["fast"]["seconds"][n] is not None
             and res["optimized"]["seconds"].get(n) is not None]
     figures = {}
@@ -190,9 +191,22 @@ def test_suite_cold(benchmark, report):
         slowest = max(both, key=lambda n: res[tier]["seconds"][n])
         figures[tier] = dict(total=sum(s), median=statistics.median(s), max=max(s), slowest=slowest,
                              peak_mb=res[tier]["peak_mb"])
-        report(f"{len(both)} kernels, cold, {tier} tier: {sum(s):.1f} s in all, median {statistics.median(s):.3f} s, "
+        report(f"{len(both)} {what}, cold, {tier} tier: {sum(s):.1f} s in all, median {statistics.median(s):.3f} s, "
                f"slowest {max(s):.2f} s ({slowest}), peak {res[tier]['peak_mb']:.0f} MB")
     ratio = figures["optimized"]["total"] / figures["fast"]["total"]
     report(f"optimized tier / fast tier, in all: {ratio:.1f}x")
     benchmark.extra_info.update(kernels=len(both), optimized_over_fast=ratio,
                                 **{f"{t}_{k}": v for t, f in figures.items() for k, v in f.items()})
+
+
+def test_suite_cold(benchmark, report):
+    """Every kernel of the test suite's shaders (about 200, 0.3-23 KB of SPIR-V)."""
+    _both_tiers_cold(benchmark, report, "test-suite kernels")
+
+
+def test_ggml_pipelines_cold(benchmark, report):
+    """The 43 pipelines ggml's Vulkan backend creates for its matrix products' 224-case subset
+    (`test-backend-ops -o MUL_MAT -p 'type_a=(f16|q4_0),type_b=f32'` on the nvidia profile:
+    coopmat2 tiles up to 128 x 256 at workgroup scope, 17-55 KB of SPIR-V), as the driver wrote
+    them (JITCOOP_ICD_DUMP): what a real application's first dispatches wait for."""
+    _both_tiers_cold(benchmark, report, "ggml pipelines", "--dumped", GGML_PIPELINES)

@@ -149,6 +149,19 @@ def suite_ops() -> Counter:
     return ops
 
 
+def _pending(ops: list[str], done, timeout: float):
+    """(operation, seconds left) for each of `ops` not in `done`, while `timeout` seconds from
+    now last."""
+    deadline = time.perf_counter() + timeout
+    for op in ops:
+        if op in done:
+            continue
+        left = deadline - time.perf_counter()
+        if left < 5:
+            return
+        yield op, left
+
+
 def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str = "", driver: str = "jitcoop",
                 cache: Path | None = None, timeout: float = 5400, jobs: int = 1, log=print) -> dict:
     """Every operation in its own test-backend-ops, the result written to `out` after each; an
@@ -165,13 +178,7 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
         if (old.get("path"), old.get("driver"), old.get("regex", "")) == (path, driver, regex) and "ops" in old:
             res = old
             res["returncode"] = next((o["returncode"] for o in res["ops"].values() if o["returncode"]), 0)
-    deadline = time.perf_counter() + timeout
-    for op in ops:
-        if op in res["ops"]:
-            continue
-        left = deadline - time.perf_counter()
-        if left < 5:
-            break
+    for op, left in _pending(ops, res["ops"], timeout):
         r = run(path, op, regex, driver, cache, left, jobs)
         res["cases"].update(r["cases"])
         res["ops"][op] = {"seconds": r["seconds"], "returncode": r["returncode"], "cases": len(r["cases"])}
@@ -218,14 +225,8 @@ def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeo
         counts = suite_ops()
         ops = sorted(counts, key=lambda op: (counts[op], op))
     res = load(out) if out.exists() else {"machine": _machine(), "regex": regex, "ops": {}}
-    deadline = time.perf_counter() + timeout
     with tempfile.TemporaryDirectory(prefix="ggml-time-") as work:
-        for op in ops:
-            if op in res["ops"]:
-                continue
-            left = deadline - time.perf_counter()
-            if left < 5:
-                break
+        for op, left in _pending(ops, res["ops"], timeout):
             t = time_op(op, regex, Path(work), left)
             if any(r["returncode"] == -9 for r in t.values()):
                 break                   # cut short by the deadline: not a figure

@@ -128,3 +128,20 @@ def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch)
     assert sorted(ggml_suite.load(out)["ops"]) == ["A", "B"]
     lines = ggml_suite.timing_table(ggml_suite.load(out)).splitlines()
     assert lines[2] == "| A | 2.0 | 2.0 | 1.0 | 1.0 | 2.00 |" and lines[-1].startswith("| all 2 | 4 | 4 | 2 | 2 |")
+
+
+def test_cpu_suite_shards_cover_each_operation_once():
+    """tools/h100/cpu_suite.py's -p regexes cut the matrix products and flash attention into
+    shards that hold each of the H100's cases exactly once (Python's regexes read these patterns
+    as test-backend-ops' ECMAScript ones do), and its other shards hold every other operation."""
+    import re
+    sys.path.insert(0, str(ROOT / "tools" / "h100"))
+    import cpu_suite
+    ref = ggml_suite.load(ORACLE / "h100_coopmat2.json.gz")["cases"]
+    for op, regexes in (("MUL_MAT", cpu_suite.MUL_MAT), ("FLASH_ATTN_EXT", cpu_suite.FLASH_ATTN)):
+        cases = [c for c in ref if c.split("(", 1)[0] == op]
+        hits = [sum(bool(re.search(r, c[c.index("(") + 1:-1])) for r in regexes) for c in cases]
+        assert set(hits) == {1}, op
+    bins = cpu_suite.rest_bins()
+    rest = [op for b in bins for op in b]
+    assert sorted(rest) == sorted({c.split("(", 1)[0] for c in ref} - {"MUL_MAT", "FLASH_ATTN_EXT"})

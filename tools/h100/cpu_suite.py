@@ -11,10 +11,13 @@ parameters; every set of shards below covers its operation (the last regex is th
 the others). Each shard is a `ggml_suite.py run --each-op` of its own, started in a session of its
 own so that it outlives the call that started it, and writes its JSON after each operation to
 /tmp/shards; `wait` packs them into $OUT/shards.tgz.
+
+On the lent machine jitcoop's driver is built for its python3 first (`python3 setup.py build_ext
+--inplace`, with cffi carried as a wheel and JITCOOP_SPIRV_GRAMMAR_DIR pointing at a carried copy
+of the SPIR-V grammar), and get-ggml's folder is carried as an archive (see portability.sh).
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -44,25 +47,34 @@ def shards(rest_bins: list[list[str]]) -> list[tuple[str, str, list[str], str]]:
     return out
 
 
+def rest_bins(n: int = 4) -> list[list[str]]:
+    """The operations other than matrix products and flash attention (the H100's reference lists
+    them), in n shards of about equal time by the KHR coopmat path's seconds per operation
+    (benchmarks/results/ggml/), longest first onto the least loaded."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import ggml_suite
+    ref = ggml_suite.load(ROOT / "tests" / "oracle" / "ggml" / "h100_coopmat2.json.gz")
+    seconds = ggml_suite.load(ROOT / "benchmarks" / "results" / "ggml" / "jitcoop_coopmat1.json.gz")["ops"]
+    ops = sorted({c.split("(", 1)[0] for c in ref["cases"]} - {"MUL_MAT", "FLASH_ATTN_EXT"},
+                 key=lambda op: -seconds.get(op, {}).get("seconds", 10.0))
+    bins, load = [[] for _ in range(n)], [0.0] * n
+    for op in ops:
+        i = load.index(min(load))
+        bins[i].append(op)
+        load[i] += seconds.get(op, {}).get("seconds", 10.0)
+    return bins
+
+
 def start(seconds: float, *paths: str):
-    plan = json.loads((ROOT / ".carry" / "cpu_plan.json").read_text())
     SHARDS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    for path, name, ops, regex in shards(plan["rest_bins"]):
+    for path, name, ops, regex in shards(rest_bins()):
         if paths and path not in paths:
             continue
         cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "--each-op", "-o", ",".join(ops),
                "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
         if regex:
             cmd += ["-p", regex]
-        subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
-                         env=env, start_new_session=True, cwd=ROOT)
-    # single cases (full test-case strings: commas inside, so not through --each-op)
-    for path, name, cases in plan.get("cases", []):
-        if paths and path not in paths:
-            continue
-        cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "-o", ",".join(cases),
-               "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
         subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
                          env=env, start_new_session=True, cwd=ROOT)
 

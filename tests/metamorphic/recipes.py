@@ -1324,3 +1324,9 @@ def _robust_access(r):
 @recipe(T + "cache/divergent_add.spv")
 def _divergent_add(r):
     return Dispatch(2, {0: r.bits(128, np.uint32), 1: r.bits(128, np.uint32)})
+
+
+exclude("an application's pipelines as the driver dumped them (JITCOOP_ICD_DUMP), for the compile "
+        "benchmark: a dispatch needs ggml's buffers and push constants (tensor shapes, strides and "
+        "offsets), which only ggml's own test program makes",
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / B / "ggml_mul_mat").glob("*.spv")))

@@ -85,10 +85,15 @@ def check_supported(ins, ext_imports: dict, index=None):
     index: the registry's names as (opnames, extended instructions), where the rules are not
     loaded (supported.py: loading them imports the whole code generator)."""
     from ...errors import SpirvError
-    ops, ext = index if index is not None else (RULES.keys() | COLLECTIVE.keys(), EXT_RULES.keys())
     op = ins.opname
-    if op in ops:
-        return
+    if index is None:           # (the emitter's check, once per instruction: no set built per call)
+        if op in RULES or op in COLLECTIVE:
+            return
+        ext = EXT_RULES
+    else:
+        if op in index[0]:
+            return
+        ext = index[1]
     if op == "OpExtInst":
         set_name = ext_imports.get(ins.operands[0], "?")
         if set_name.startswith("NonSemantic."):

@@ -143,9 +143,8 @@ def _load_generator():
     forked: every later child then starts with them (a child's own imports die with it, and a
     process whose kernels all come from the disk cache never imports them: Module load checks
     instructions against the rules' index)."""
-    from ..codegen import emitter, rules
+    from ..codegen import emitter, rules  # noqa: F401 - imported to be inherited
     rules.load_all()
-    return emitter
 
 
 def _generate(module, entry, spec, profile, subgroup_size, options, key):

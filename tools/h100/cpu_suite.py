@@ -12,9 +12,9 @@ the others). Each shard is a `ggml_suite.py run --each-op` of its own, started i
 own so that it outlives the call that started it, and writes its JSON after each operation to
 /tmp/shards; `wait` packs them into $OUT/shards.tgz.
 
-On the lent machine jitcoop's driver is built for its python3 first (`python3 setup.py build_ext
---inplace`, with cffi carried as a wheel and JITCOOP_SPIRV_GRAMMAR_DIR pointing at a carried copy
-of the SPIR-V grammar), and get-ggml's folder is carried as an archive (see portability.sh).
+On the lent machine, `source tools/h100/cpu_setup.sh` first: it builds jitcoop's driver for that
+machine's python3 and unpacks get-ggml's folder; then, in one call,
+`python3 tools/h100/cpu_suite.py start 230 && python3 tools/h100/cpu_suite.py wait 250`.
 """
 from __future__ import annotations
 

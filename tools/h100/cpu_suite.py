@@ -1,6 +1,8 @@
 """ggml's suite through jitcoop's driver on a many-core machine, in shards run side by side.
 
     python3 tools/h100/cpu_suite.py start SECONDS [PATH...]  # launch the shards (of PATHs), each ending by SECONDS
+    python3 tools/h100/cpu_suite.py plan PLAN.json N PATH:OP...  # (here) the cases results lack, in N shards
+    python3 tools/h100/cpu_suite.py start SECONDS PLAN.json  # launch a plan's shards instead
     python3 tools/h100/cpu_suite.py wait SECONDS      # wait up to SECONDS; pack what is written
     python3 tools/ggml_suite.py merge OUT.json.gz SHARD.json...   # (here) one result per path
 
@@ -18,6 +20,7 @@ machine's python3 and unpacks get-ggml's folder; then, in one call,
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,14 +68,51 @@ def rest_bins(n: int = 4) -> list[list[str]]:
     return bins
 
 
+# test-backend-ops takes the cases of a plan's shard as one `-o` argument of full case names, and
+# Linux limits one argument to 128 KiB
+_ARG_BYTES = 120_000
+
+
+def plan(out: str, n: str, *path_ops: str) -> list:
+    """For each PATH:OP, the cases of the H100's reference (tests/oracle/ggml/) that this
+    project's results (benchmarks/results/ggml/) lack, dealt in turn onto `n` shards of their own
+    (so each gets a like mix of large and small cases) of at most _ARG_BYTES of names each; what
+    does not fit waits for the next plan. Written to `out` as [[path, shard name, [case, ...]], ...]."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import ggml_suite
+    result, left = [], 0
+    for path_op in path_ops:
+        path, op = path_op.split(":")
+        ref = ggml_suite.load(ROOT / "tests" / "oracle" / "ggml" / f"h100_{path}.json.gz")["cases"]
+        done = ggml_suite.load(ROOT / "benchmarks" / "results" / "ggml" / f"jitcoop_{path}.json.gz")["cases"]
+        cases = [c for c in ref if c.split("(", 1)[0] == op and c not in done]
+        left += len(cases)
+        shards = [[] for _ in range(int(n))]
+        size = [0] * int(n)
+        for i, case in enumerate(cases):
+            if size[i % len(shards)] + len(case) + 1 <= _ARG_BYTES:
+                shards[i % len(shards)].append(case)
+                size[i % len(shards)] += len(case) + 1
+        result += [[path, f"{op.lower()}{i}", s] for i, s in enumerate(shards) if s]
+    Path(out).write_text(json.dumps(result))
+    print(f"{left} cases left; {sum(len(c) for _, _, c in result)} in {len(result)} shards")
+    return result
+
+
 def start(seconds: float, *paths: str):
     SHARDS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    for path, name, ops, regex in shards(rest_bins()):
-        if paths and path not in paths:
-            continue
-        cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "--each-op", "-o", ",".join(ops),
+    if paths and paths[0].endswith(".json"):
+        todo = [(path, name, [",".join(cases)], "", False)
+                for path, name, cases in json.loads(Path(paths[0]).read_text())]
+    else:
+        todo = [(path, name, ops, regex, True) for path, name, ops, regex in shards(rest_bins())
+                if not paths or path in paths]
+    for path, name, ops, regex, each_op in todo:
+        cmd = [sys.executable, str(ROOT / "tools" / "ggml_suite.py"), "run", path, "-o", ",".join(ops),
                "--timeout", str(seconds), "--json", str(SHARDS / f"{path}_{name}.json")]
+        if each_op:
+            cmd.append("--each-op")
         if regex:
             cmd += ["-p", regex]
         subprocess.Popen(cmd, stdout=open(SHARDS / f"{path}_{name}.log", "w"), stderr=subprocess.STDOUT,
@@ -96,4 +136,7 @@ def wait(seconds: float, *_):
 
 
 if __name__ == "__main__":
-    {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]), *sys.argv[3:])
+    if sys.argv[1] == "plan":
+        plan(*sys.argv[2:])
+    else:
+        {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]), *sys.argv[3:])

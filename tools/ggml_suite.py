@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
         cmd += ["-p", regex]
     if jobs > 1:
         cmd += ["-j", str(jobs)]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _children_cpu()
     try:
         p = subprocess.run(cmd, env=environment(path, driver, cache), capture_output=True, text=True,
                            timeout=timeout, cwd=cwd)
@@ -126,7 +127,15 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
         out, rc = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace"), -9
     seconds = time.perf_counter() - t0
     return {"path": path, "driver": driver, "ops": ops, "regex": regex, "seconds": round(seconds, 1),
+            "cpu_seconds": round(_children_cpu() - cpu0, 1),
             "returncode": rc, "cases": parse(out), "tail": _ANSI.sub("", out)[-3000:]}
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of this process's waited-for children and theirs (the compile
+    children a driver waits for included): what a run cost, whatever else shared the machine."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 # the operations whose shaders differ between ggml's matrix paths, run first by --each-op;
@@ -210,7 +219,8 @@ def time_op(op: str, regex: str, work: Path, timeout: float = 5400) -> dict:
         cache.mkdir(parents=True)
         for state in ("cold", "warm"):
             r = run(path, op, regex, driver, cache, timeout)
-            out[f"{driver}_{state}"] = {"seconds": r["seconds"], "returncode": r["returncode"],
+            out[f"{driver}_{state}"] = {"seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"],
+                                        "returncode": r["returncode"],
                                         "statuses": dict(Counter(r["cases"].values()))}
         shutil.rmtree(cache, ignore_errors=True)
     return out

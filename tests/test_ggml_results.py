@@ -114,7 +114,7 @@ def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch)
         ran.append((op, driver, path, len(entries)))
         (cache / f"{op}.entry").write_text("x")
         rc = -9 if op == "C" else 0
-        return {"seconds": 2.0 if driver == "jitcoop" else 1.0, "returncode": rc,
+        return {"seconds": 2.0 if driver == "jitcoop" else 1.0, "cpu_seconds": 3.0, "returncode": rc,
                 "cases": {f"{op}(x=1)": "OK"}, "tail": ""}
     monkeypatch.setattr(ggml_suite, "run", fake_run)
     out = tmp_path / "t.json"
@@ -122,7 +122,8 @@ def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch)
     # jitcoop on coopmat2 cold (empty cache) then warm (the entry it wrote), then lavapipe likewise
     assert ran[:4] == [("A", "jitcoop", "coopmat2", 0), ("A", "jitcoop", "coopmat2", 1),
                        ("A", "lavapipe", "coopmat1", 0), ("A", "lavapipe", "coopmat1", 1)]
-    assert res["ops"]["B"]["lavapipe_warm"] == {"seconds": 1.0, "returncode": 0, "statuses": {"OK": 1}}
+    assert res["ops"]["B"]["lavapipe_warm"] == {"seconds": 1.0, "cpu_seconds": 3.0, "returncode": 0,
+                                                "statuses": {"OK": 1}}
     ggml_suite.time_each_op(out, ["A", "B", "C", "D"], log=lambda s: None)
     assert [r[0] for r in ran[8:]] == ["C"] * 4            # A and B kept; C cut short, so no D
     assert sorted(ggml_suite.load(out)["ops"]) == ["A", "B"]
@@ -145,3 +146,43 @@ def test_cpu_suite_shards_cover_each_operation_once():
     bins = cpu_suite.rest_bins()
     rest = [op for b in bins for op in b]
     assert sorted(rest) == sorted({c.split("(", 1)[0] for c in ref} - {"MUL_MAT", "FLASH_ATTN_EXT"})
+
+
+def test_add_folds_cases_run_elsewhere_into_a_result():
+    """`add` puts another machine's shards of a path into its result: the new cases, each
+    operation's count and seconds, and how many cases that machine added; a case the result
+    holds with another status is an error, not an overwrite."""
+    result = {"path": "scalar", "driver": "jitcoop", "seconds": 5.0, "returncode": -9,
+              "cases": {"FA(x=1)": "OK", "ABS(t=1)": "OK"},
+              "ops": {"FA": {"seconds": 4.0, "returncode": -9, "cases": 1},
+                      "ABS": {"seconds": 1.0, "returncode": 0, "cases": 1}}}
+    shard = {"path": "scalar", "driver": "jitcoop", "seconds": 7.0, "returncode": 0,
+             "cases": {"FA(x=2)": "OK", "FA(x=3)": "not supported"}}
+    assert ggml_suite.add(result, "the big machine", [shard]) == 2
+    assert result["cases"]["FA(x=3)"] == "not supported" and len(result["cases"]) == 4
+    assert result["ops"]["FA"] == {"seconds": 11.0, "returncode": -9, "cases": 3}
+    assert result["elsewhere"] == {"the big machine": 2}
+    with pytest.raises(ValueError, match="differ"):
+        ggml_suite.add(result, "x", [{**shard, "cases": {"FA(x=1)": "FAIL"}}])
+    with pytest.raises(ValueError, match="coopmat2"):
+        ggml_suite.add(result, "x", [{**shard, "path": "coopmat2"}])
+
+
+def test_cpu_suite_plan_holds_each_missing_case_once(tmp_path):
+    """A plan deals the cases of the H100's reference that the results lack (and only those)
+    onto shards of one path each, every shard's names within one command-line argument."""
+    sys.path.insert(0, str(ROOT / "tools" / "h100"))
+    import cpu_suite
+    out = tmp_path / "plan.json"
+    plan = cpu_suite.plan(str(out), "3", "coopmat1:FLASH_ATTN_EXT", "scalar:FLASH_ATTN_EXT")
+    assert plan == __import__("json").loads(out.read_text())
+    for path in ("coopmat1", "scalar"):
+        ref = ggml_suite.load(ORACLE / f"h100_{path}.json.gz")["cases"]
+        done = ggml_suite.load(ROOT / "benchmarks" / "results" / "ggml" / f"jitcoop_{path}.json.gz")["cases"]
+        want = sorted(c for c in ref if c.startswith("FLASH_ATTN_EXT(") and c not in done)
+        got = [c for p, _, cases in plan if p == path for c in cases]
+        assert len(got) == len(set(got)) and set(got) <= set(want) and got
+        # all of them, or as many as the shards hold (full to within one name)
+        assert len(got) == len(want) or all(len(",".join(c)) > cpu_suite._ARG_BYTES - 400
+                                            for p, _, c in plan if p == path)
+    assert all(len(",".join(cases)) <= cpu_suite._ARG_BYTES for _, _, cases in plan)

@@ -6,6 +6,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
     python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table (a time result too)
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
+    python tools/ggml_suite.py add RESULT.json WHERE SHARD.json...  # cases run elsewhere, into a result
     python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
@@ -274,6 +275,32 @@ def save(path: Path, result: dict):
     os.replace(tmp, path)
 
 
+def add(result: dict, where: str, shards: list[dict]) -> int:
+    """Fold into `result` the cases of `shards` (runs of the same path and driver on another
+    machine, `where`: each operation's cases and seconds grow by theirs, and result["elsewhere"]
+    counts the cases each machine added). A case both hold must have one status in both.
+    Returns how many cases were added."""
+    part = merge(shards)
+    if (part["path"], part["driver"]) != (result["path"], result["driver"]):
+        raise ValueError(f"{part['path']} on {part['driver']} into {result['path']} on {result['driver']}")
+    differ = [c for c, st in part["cases"].items() if c in result["cases"] and result["cases"][c] != st]
+    if differ:
+        raise ValueError(f"{len(differ)} cases differ from the result's, e.g. {differ[0]}: "
+                         f"{result['cases'][differ[0]]} there, {part['cases'][differ[0]]} here")
+    new = {c: st for c, st in part["cases"].items() if c not in result["cases"]}
+    result["cases"].update(new)
+    for c in new:
+        op = result.setdefault("ops", {}).setdefault(c.split("(", 1)[0], {"seconds": 0.0, "returncode": 0,
+                                                                         "cases": 0})
+        op["cases"] += 1
+    for op, o in part["ops"].items():
+        if op in result["ops"]:
+            result["ops"][op]["seconds"] = round(result["ops"][op]["seconds"] + o["seconds"], 1)
+    if new:
+        result.setdefault("elsewhere", {})[where] = result.get("elsewhere", {}).get(where, 0) + len(new)
+    return len(new)
+
+
 def merge(shards: list[dict]) -> dict:
     """One result of `shards`: runs of the same path and driver over disjoint parts of the suite
     (operations, or one operation cut by -p regexes). An operation's seconds and cases are the
@@ -394,12 +421,21 @@ def main(argv=None):
     m = sub.add_parser("merge")
     m.add_argument("out", type=Path)
     m.add_argument("shards", type=Path, nargs="+")
+    ad = sub.add_parser("add")
+    ad.add_argument("result", type=Path)
+    ad.add_argument("where")
+    ad.add_argument("shards", type=Path, nargs="+")
     a = ap.parse_args(argv)
     if a.cmd == "time":
         time_each_op(a.out, a.ops.split(",") if a.ops else None, a.regex, a.timeout)
         return 0
     if a.cmd == "merge":
         save(a.out, merge([load(f) for f in a.shards]))
+        return 0
+    if a.cmd == "add":
+        res = load(a.result)
+        print(f"{add(res, a.where, [load(f) for f in a.shards])} cases added")
+        save(a.result, res)
         return 0
     if a.cmd == "table":
         results = [load(f) for f in a.results]

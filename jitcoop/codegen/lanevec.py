@@ -580,11 +580,14 @@ class _LaneGroups:
         if "lane.head" not in self.raw or "lane.go" not in self.raw:
             raise Unsupported("no lane loop")
         self._analyse()
+        # the cost model reads the shapes, which the guards' splits below keep (the speculated
+        # loads and guarded widenings have theirs already): a kernel it turns down is turned
+        # down before the splits and a second analysis, most of the time this module takes
+        self._worth_it()
         guards = self._unguarded()
         if guards:
             # split the blocks before the guarded instructions, and read the function again
-            for run in self._guard_runs(guards):
-                self._split_before(run)
+            self._split_before(self._guard_runs(guards))
             self._read()
             self._analyse()
             if self._unguarded():
@@ -691,31 +694,43 @@ class _LaneGroups:
                    or (y.kind == "store" and not y.extra["volatile"] and y.args[1][1] in self.alloca_t)
                    for y in ins[i + 1:j])
 
-    def _split_before(self, run: list):
-        """Split the block that defines run[0] before it: its first part ends in a branch to the
-        rest, which is where the vector copy tests the guards of the run (a divergence exit,
-        _may_diverge)."""
-        x = run[0]
+    def _split_before(self, runs: list):
+        """Split the block that defines each run's first instruction before it: its first part
+        ends in a branch to the rest, which is where the vector copy tests the guards of the run
+        (a divergence exit, _may_diverge). Runs in region order; a later run in the same block
+        splits the rest that an earlier one made."""
         fn = self.fn
-        for idx, (lab, lines) in enumerate(fn.blocks):
-            for k, ln in enumerate(lines):
-                if isinstance(ln, str) and ln.strip().startswith(f"{x} = "):
-                    break
-            else:
-                continue
+        firsts = {run[0] for run in runs}
+        home = {}                       # a run's first instruction -> the label of its block now
+        for lab, lines in fn.blocks:
+            for ln in lines:
+                if isinstance(ln, str):
+                    name = ln.lstrip().partition(" = ")[0]
+                    if name in firsts:
+                        home[name] = lab
+        phis = [ph for _, lines in fn.blocks for ph in lines if isinstance(ph, Phi)]
+        for run in runs:
+            x = run[0]
+            lab = home.get(x)
+            if lab is None:
+                raise Unsupported(f"no definition of {x} to split before")
+            lines = fn._by_label[lab]
+            k = next(k for k, ln in enumerate(lines) if isinstance(ln, str) and ln.strip().startswith(f"{x} = "))
             rest = fn.label(f"{lab}.nw")
             tail = lines[k:]
             del lines[k:]
             lines.append(f"  br label %{rest}")
+            idx = next(i for i, (b, _) in enumerate(fn.blocks) if b == lab)
             fn.blocks.insert(idx + 1, (rest, tail))
             fn._by_label[rest] = tail
-            for _, other in fn.blocks:
-                for ph in other:
-                    if isinstance(ph, Phi):
-                        ph.incoming = [(v, rest if b == lab else b) for v, b in ph.incoming]
+            for ph in phis:
+                ph.incoming = [(v, rest if b == lab else b) for v, b in ph.incoming]
+            for ln in tail:
+                if isinstance(ln, str):
+                    name = ln.lstrip().partition(" = ")[0]
+                    if name in firsts:
+                        home[name] = rest
             self.guard_at[lab] = tuple(run)
-            return
-        raise Unsupported(f"no definition of {x} to split before")
 
     def _region(self):
         """The blocks an invocation runs from lane.go until it reaches the lane latch (a

@@ -6,7 +6,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
     python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table (a time result too)
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
-    python tools/ggml_suite.py add RESULT.json WHERE SHARD.json...  # cases run elsewhere, into a result
+    python tools/ggml_suite.py add RESULT.json WHERE SHARD.json...  # more cases into a result ('' WHERE: here)
     python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
@@ -276,10 +276,10 @@ def save(path: Path, result: dict):
 
 
 def add(result: dict, where: str, shards: list[dict]) -> int:
-    """Fold into `result` the cases of `shards` (runs of the same path and driver on another
-    machine, `where`: each operation's cases and seconds grow by theirs, and result["elsewhere"]
-    counts the cases each machine added). A case both hold must have one status in both.
-    Returns how many cases were added."""
+    """Fold into `result` the cases of `shards` (runs of the same path and driver, on another
+    machine, `where`, or on the result's own where `where` is empty): each operation's cases
+    and seconds grow by theirs, and result["elsewhere"] counts the cases each other machine
+    added. A case both hold must have one status in both. Returns how many cases were added."""
     part = merge(shards)
     if (part["path"], part["driver"]) != (result["path"], result["driver"]):
         raise ValueError(f"{part['path']} on {part['driver']} into {result['path']} on {result['driver']}")
@@ -288,15 +288,18 @@ def add(result: dict, where: str, shards: list[dict]) -> int:
         raise ValueError(f"{len(differ)} cases differ from the result's, e.g. {differ[0]}: "
                          f"{result['cases'][differ[0]]} there, {part['cases'][differ[0]]} here")
     new = {c: st for c, st in part["cases"].items() if c not in result["cases"]}
-    result["cases"].update(new)
-    for c in new:
-        op = result.setdefault("ops", {}).setdefault(c.split("(", 1)[0], {"seconds": 0.0, "returncode": 0,
-                                                                         "cases": 0})
-        op["cases"] += 1
+    ops = result.setdefault("ops", {})
     for op, o in part["ops"].items():
-        if op in result["ops"]:
-            result["ops"][op]["seconds"] = round(result["ops"][op]["seconds"] + o["seconds"], 1)
-    if new:
+        had = [c for c in result["cases"] if c.split("(", 1)[0] == op]
+        if op in ops and had and all(c in part["cases"] for c in had):
+            ops[op] = dict(o)            # run whole again: its own run stands for it
+        elif op in ops:
+            ops[op]["seconds"] = round(ops[op]["seconds"] + o["seconds"], 1)
+            ops[op]["cases"] += sum(1 for c in new if c.split("(", 1)[0] == op)
+        else:
+            ops[op] = dict(o)
+    result["cases"].update(new)
+    if new and where:
         result.setdefault("elsewhere", {})[where] = result.get("elsewhere", {}).get(where, 0) + len(new)
     return len(new)
 

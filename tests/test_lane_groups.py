@@ -196,3 +196,96 @@ def test_lane_groups_past_the_loop_access_budget():
     k = jitcoop.Device(r.profile).load(r.path.read_bytes()).kernel(r.entry, spec=dict(r.spec), **r.options)
     assert "load volatile i64, ptr %lanes" in k.source
     assert k.meta.lane_group > 0, k.meta.lane_group_why
+
+
+# -- branches around stores, run under a mask (masked_stores.comp) --------------------------------
+
+MASKED = SHADERS / "masked_stores.spv"
+SENTINEL = 0xDEADBEEF
+
+
+def _masked_inputs(rng, wgs, steps):
+    x = rng.uniform(-1, 1, (wgs, steps, 64)).astype(np.float32)
+    perm = rng.permutation(64).astype(np.uint32)
+    return x, perm
+
+
+def _masked_run(k, x, perm, sums_len):
+    wgs, steps, _ = x.shape
+    bufs = {0: x.ravel().copy(), 1: np.full(sums_len, np.nan, np.float32),
+            2: np.full(wgs * 64, SENTINEL, np.uint32), 3: perm.copy(), 4: np.full(wgs * 64, SENTINEL, np.uint32)}
+    k.dispatch((wgs, 1, 1), bufs, push=struct.pack("<I", steps))
+    return bufs
+
+
+def _masked_reference(x, perm):
+    """The shader's stores, written out from its text in numpy (acc * 0.5 is exact, so float32
+    steps give the shader's bits; the subgroup sums are compared within a tolerance)."""
+    wgs, steps, _ = x.shape
+    acc = np.zeros((wgs, 64), np.float32)
+    sums = np.empty((wgs, 2, steps), np.float64)
+    for t in range(steps):
+        acc = (acc * np.float32(0.5) + x[:, t, :]).astype(np.float32)
+        sums[:, :, t] = acc.reshape(wgs, 2, 32).astype(np.float64).sum(axis=2)
+    lid = np.arange(64)
+    every3 = np.full((wgs, 64), SENTINEL, np.uint32)
+    every3[:, lid % 3 == 0] = acc.view(np.uint32)[:, lid % 3 == 0]
+    picked = np.full((wgs, 64), SENTINEL, np.uint32)
+    for i in lid[(lid & 5) == 1]:
+        picked[:, perm[i]] = i
+    return sums.ravel(), every3.ravel(), picked.ravel()
+
+
+def _masked_ir(G):
+    from jitcoop.runtime.compile import generate_ir
+    k = jitcoop.Device("generic", subgroup_size=32).load(MASKED).kernel(lane_groups=G, tier="optimized")
+    ir, _ = generate_ir(k.module.spirv, k.entry, k.spec, k.device.profile, k.device.subgroup_size,
+                        k.options, annotate=False)
+    return ir
+
+
+@pytest.mark.parametrize("G", [4, 8, 16, 32, False])
+def test_stores_under_a_branch_on_the_invocation_index(rng, G):
+    """One invocation of each subgroup storing its reduction at every step, every third
+    invocation its own element, a few invocations elements a table picks: the shader's values,
+    at every group size and one invocation at a time."""
+    x, perm = _masked_inputs(rng, 3, 5)
+    k = jitcoop.Device("generic", subgroup_size=32).load(MASKED).kernel(lane_groups=G)
+    assert k.meta.lane_group == (G or 0), k.meta.lane_group_why
+    got = _masked_run(k, x, perm, 3 * 2 * 5)
+    sums, every3, picked = _masked_reference(x, perm)
+    # a sum of 32 float32 values in another order: within 32 roundings of the largest partial sum
+    np.testing.assert_allclose(got[1], sums, rtol=0, atol=32 * 2.0 ** -24 * 64)
+    np.testing.assert_array_equal(got[2], every3)
+    np.testing.assert_array_equal(got[4], picked)
+
+
+@pytest.mark.parametrize("G", [8, 16])
+def test_stores_under_a_branch_run_in_vector_code(G):
+    """The vector copy keeps the group together through those branches: masked stores and a
+    scatter under the mask, rather than leaving to run one invocation at a time."""
+    ir = _masked_ir(G)
+    assert "@llvm.masked.store" in ir and "@llvm.ctlz" in ir
+    assert "@llvm.masked.scatter" in ir
+
+
+@pytest.mark.parametrize("G", [8, 16, 32])
+def test_a_bounds_failure_under_a_masked_branch_is_the_scalar_codes(rng, G):
+    """The last workgroup's second subgroup has no room for its sums: its first invocation (32)
+    fails at the store, reported as one invocation at a time reports it, and the buffers come
+    back as they were."""
+    x, perm = _masked_inputs(rng, 3, 5)
+    dev = jitcoop.Device("generic", subgroup_size=32)
+    messages = []
+    for lg in (G, False):
+        k = dev.load(MASKED).kernel(lane_groups=lg)
+        bufs = {0: x.ravel().copy(), 1: np.zeros(5 * 5, np.float32), 2: np.zeros(3 * 64, np.uint32),
+                3: perm.copy(), 4: np.zeros(3 * 64, np.uint32)}
+        before = {b: a.copy() for b, a in bufs.items()}
+        with pytest.raises(ExecutionError) as e:
+            k.dispatch((3, 1, 1), bufs, push=struct.pack("<I", 5))
+        for b in bufs:
+            np.testing.assert_array_equal(bufs[b], before[b])
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert "OpStore" in messages[0] and "workgroup (2, 0, 0) lane 32" in messages[0], messages[0]

@@ -594,6 +594,7 @@ class _LaneGroups:
                 raise Unsupported("a widening left unguarded after the split")
         self._liveness()
         self._worth_it()
+        self.masked = self._masked_branches()
         # every line was read: now change the function
         self._split_and_demote()
         self._scalar_entries()
@@ -1118,6 +1119,78 @@ class _LaneGroups:
             d.add(ins.res)
         return u, d
 
+    # A branch whose condition differs between the group's invocations leaves the vector copy
+    # (a divergence exit) and the group runs on one invocation at a time until its next
+    # collective. Where one side of it is a short chain of blocks that only computes and stores
+    # (`if (gl_SubgroupInvocationID == 0) out[row] = sum;` after a reduction) and comes back to
+    # the other side, the group stays in vector code instead: it runs the chain when any of its
+    # invocations takes it, with the stores of the others masked off. Everything else the chain
+    # does is pure, or a read of the function's allocas, so running it for every invocation
+    # changes nothing but the stores; and a bounds check that fails for an invocation taking
+    # the chain leaves through the branch's own divergence exit, where the scalar code takes the
+    # branch again, one invocation at a time, and reports the failure as before (the chain's
+    # stores up to there are made again, of the same values to the same places).
+    MASKED_CHAIN_BLOCKS = 4
+
+    def _masked_branches(self) -> dict:
+        """{block: (the chain's blocks, the block both sides reach, whether the chain is the
+        false side)} of the region's branches the vector copy runs with masked stores."""
+        preds: dict = {}
+        for lab in self.order:
+            last = next((ln for ln in reversed(_flat_lines(self.raw[lab])) if isinstance(ln, str)
+                         and ln.strip() and not ln.strip().startswith(";")), "")
+            for m in re.finditer(r"label %([-a-zA-Z$._0-9]+)", last):
+                preds[m.group(1)] = preds.get(m.group(1), 0) + 1
+        out = {}
+        for lab in self.region:
+            t = self.blocks[lab].ins[-1]
+            if t.kind != "cbr" or "fail" in t.labels() or self.shape(t.args[0][1]) == U:
+                continue
+            tl, fl = t.labels()
+            for side, join, false_side in ((tl, fl, False), (fl, tl, True)):
+                chain = self._store_chain(side, join, preds)
+                if chain:
+                    out[lab] = (chain, join, false_side)
+                    break
+        return out
+
+    def _store_chain(self, start: str, join: str, preds: dict) -> list | None:
+        """The blocks from `start` to `join` when they make a chain the vector copy can run
+        under a mask (see MASKED_CHAIN_BLOCKS): each the only successor of the one before and
+        reached from nowhere else, holding pure instructions, loads from allocas and stores to
+        memory, and ending in a branch or a bounds check; `join` without phis."""
+        chain, cur = [], start
+        while cur != join:
+            if (cur not in self.region or cur in chain or len(chain) >= self.MASKED_CHAIN_BLOCKS
+                    or preds.get(cur) != 1 or cur in self.guard_at):
+                return None
+            b = self.blocks[cur]
+            if b.phis or not all(self._maskable(ins) for ins in b.ins[:-1]):
+                return None
+            term = b.ins[-1]
+            if term.kind == "br":
+                nxt = term.labels()[0]
+            elif term.kind == "cbr" and "fail" in term.labels() and not self._cancel_edge(term):
+                nxt = next(x for x in term.labels() if x != "fail")
+            else:
+                return None
+            chain.append(cur)
+            cur = nxt
+        if join not in self.region or self.blocks[join].phis:
+            return None
+        return chain or None
+
+    def _maskable(self, ins: Ins) -> bool:
+        if ins.kind in ("bin", "un", "cmp", "select", "cast", "gep"):
+            return ins.res is None or self.sh.get(ins.res, U) != L
+        if ins.kind == "load":
+            return not ins.extra["volatile"] and ins.args[0][1] in self.alloca_t
+        if ins.kind == "store":
+            (t, v), (_, ptr) = ins.args
+            return (not ins.extra["volatile"] and is_scalar(t) and ptr not in self.alloca_t
+                    and self.shape(v) != L and self.shape(ptr) != L)
+        return False
+
     def _may_diverge(self, lab: str, t: Ins) -> bool:
         if t.kind == "br":
             return lab in self.guard_at
@@ -1409,6 +1482,8 @@ class _VecEmitter:
         self.div_blocks = []            # the divergence exits' blocks (edges into lane.head)
         self.done_early = set()         # loads of the block already emitted with their group
         self.scalar0 = {}               # affine value -> its scalar of lane 0 (the vector made where used)
+        self.src = None                 # the region block being copied
+        self.chain_masks = {}           # block of a masked chain -> (i<G> mask, <G x i1> mask, exit)
 
     # -- output -------------------------------------------------------------------------------------
     def block(self, label):
@@ -1549,6 +1624,7 @@ class _VecEmitter:
                 self.lines.insert(sum(isinstance(x, Phi) for x in self.lines), node)
                 self.phi_fill.append((node, ph, s))
             self.done_early = set()
+            self.src = lab
             body = b.ins[:-1]
             for n, ins in enumerate(body):
                 if id(ins) in self.done_early:
@@ -1556,7 +1632,8 @@ class _VecEmitter:
                 if ins.kind == "load" and ins.res is not None and self.sh.get(ins.res, U) == V \
                         and self._interleaved(ins, body[n + 1:]):
                     continue
-                if ins.kind == "store" and self._interleaved_store(ins, body[n + 1:]):
+                if ins.kind == "store" and lab not in self.chain_masks \
+                        and self._interleaved_store(ins, body[n + 1:]):
                     continue
                 self.instruction(ins)
             self.terminator(lab, b.ins[-1])
@@ -2072,6 +2149,9 @@ class _VecEmitter:
     def store(self, ins: Ins):
         (t, v), (pt, p) = ins.args
         G = self.G
+        if self.src in self.chain_masks:
+            self._masked_store(ins)
+            return
         if p in self.twins:
             tw, vec = self.twins[p]
             if vec:
@@ -2114,6 +2194,46 @@ class _VecEmitter:
         self.emit(call)
         self.emit(f"br label %{join}")
         self.block(join)
+
+    def _masked_store(self, ins: Ins):
+        """A store of a masked chain (_LaneGroups._masked_branches): by the invocations that take
+        the chain only; to one address, the last of them's value."""
+        (t, v), (_, p) = ins.args
+        G = self.G
+        bits, mask, _ = self.chain_masks[self.src]
+        align = ins.extra["align"] or str(SIZES.get(t, 1))
+        s = self.shape(p)
+        if s == U:
+            if self.shape(v) == U:
+                val = self.uop(v)
+            else:
+                ctlz = f"@llvm.ctlz.i{G}"
+                self.lg.p.declare(ctlz, f"declare i{G} {ctlz}(i{G}, i1)")
+                lead = self.op(f"call i{G} {ctlz}(i{G} {bits}, i1 true)")
+                last = self.op(f"zext i{G} {self.op(f'sub i{G} {G - 1}, {lead}')} to i64")
+                val = self.op(f"extractelement {_vt(G, t)} {self.vop(t, v)}, i64 {last}")
+            self.emit(f"store {t} {val}, ptr {self.uop(p)}, align {align}")
+        elif _affine(s) and s[1] == SIZES.get(t):
+            name = f"@llvm.masked.store.v{G}{_mangle(t)}.p0"
+            self.lg.p.declare(name, f"declare void {name}({_vt(G, t)}, ptr, i32, {_vt(G, 'i1')})")
+            self.emit(f"call void {name}({_vt(G, t)} {self.vop(t, v)}, ptr {self.lane0('ptr', p)}, "
+                      f"i32 {align}, {_vt(G, 'i1')} {mask})")
+        else:
+            self.emit(f"call void {self._scatter_decl(t)}({_vt(G, t)} {self.vop(t, v)}, "
+                      f"{_vt(G, 'ptr')} {self.vop('ptr', p)}, i32 {align}, {_vt(G, 'i1')} {mask})")
+
+    def _masked_branch(self, lab: str, c: str):
+        """The branch of a masked chain: to the chain when any invocation of the group takes it
+        (its mask then guards the chain's stores and bounds checks), else on to the join."""
+        chain, join, false_side = self.lg.masked[lab]
+        G = self.G
+        bits = self._mask(c, not false_side)
+        mask = self.op(f"bitcast i{G} {bits} to {_vt(G, 'i1')}")
+        div = self._divergence(lab)
+        for x in chain:
+            self.chain_masks[x] = (bits, mask, div)
+        some = self.op(f"icmp ne i{G} {bits}, 0")
+        self.emit(f"br i1 {some}, label %{self._target(chain[0])}, label %{self._target(join)}")
 
     def v_call(self, ins: Ins):
         callee = ins.extra["callee"]
@@ -2182,6 +2302,16 @@ class _VecEmitter:
             if t.op == "ret":
                 raise Unsupported("a return from the lane region")
             self.emit(t.text)
+        elif t.kind == "cbr" and lab in lg.masked:
+            self._masked_branch(lab, t.args[0][1])
+        elif t.kind == "cbr" and lab in self.chain_masks and "fail" in t.labels() and lab in lg.exits:
+            # a bounds check in a masked chain: on when no invocation taking the chain fails
+            c = t.args[0][1]
+            tl, fl = t.labels()
+            bits, _, div = self.chain_masks[lab]
+            hit = self.op(f"and i{G} {self._mask(c, tl == 'fail')}, {bits}")
+            none = self.op(f"icmp eq i{G} {hit}, 0")
+            self.emit(f"br i1 {none}, label %{self._target(fl if tl == 'fail' else tl)}, label %{div}")
         elif t.kind == "cbr":
             c = t.args[0][1]
             tl, fl = t.labels()

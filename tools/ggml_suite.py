@@ -51,7 +51,9 @@ _GGML_SWITCHES = {"coopmat2": {}, "coopmat1": {"GGML_VK_DISABLE_COOPMAT2": "1"},
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a case's line: "  OP(params): " then, for a failure, what test-backend-ops found ("[OP] NMSE =
 # ... > ... ", "[OP] inf mismatch: ..."), then its status ("not supported [BACKEND]")
-_CASE = re.compile(r"^  ([A-Z_0-9]+\(.*?\)): (?:.* )?(OK|FAIL|not supported)(?: \[[^\]]*\])?\s*$")
+# a case and its status; where two cases' lines ran together (output of a run cut short, or of
+# threads), the status is the last case's, and the case before it has none
+_CASE = re.compile(r"^  (?:.*\s)?([A-Z_0-9]+\([^()]*\)): (?:.* )?(OK|FAIL|not supported)(?: \[[^\]]*\])?\s*$")
 
 
 def ggml_dir() -> Path | None:

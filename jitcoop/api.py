@@ -156,6 +156,7 @@ class Kernel:
         self._binding_plan = None
         self._dispatches = 0
         self._promotion = None          # None, "queued" or "failed" (jitcoop.runtime.tiers)
+        self._in_flight: set = set()    # first dispatches at the fast tier running now (dispatch.Running)
         t0 = time.perf_counter()
         if self.options.tier == "auto":
             compiled = self._compile_tier("optimized", cached_only=True) or self._compile_tier("fast")
@@ -204,8 +205,13 @@ class Kernel:
 
     def _promoted(self, compiled):
         """The optimized code, ready (jitcoop.runtime.tiers' thread): one assignment swaps the
-        code and its metadata together."""
+        code and its metadata together. A first dispatch still running on the fast code, with at
+        most half of its workgroups taken, stops and runs again on the optimized code (from the
+        buffers as they were: both tiers write the same bytes, and the rest of a long dispatch
+        runs several times faster than at the fast tier)."""
         self._code = (compiled, np.frombuffer(compiled.meta.consts or bytes(64), np.uint8))
+        for handle in list(self._in_flight):
+            handle.supersede()
 
     def _promotion_failed(self, error):
         self._promotion = "failed"
@@ -288,24 +294,41 @@ class Kernel:
             phys.append((b.address, b.nbytes))
             if meta.writes_physical:
                 written.append(b.bytes)
-        snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
-        long_run = None
+        long_run = handle = None
         if self._promotion is None and self.options.tier == "auto" and compiled.tier == "fast":
             # a first dispatch still running after LONG_RUN seconds queues the optimized compile
-            # then, so that the code is ready sooner for the next dispatch
+            # then; should the code be ready while the dispatch has done at most half of its
+            # workgroups, the dispatch starts again on it (_promoted)
             long_run = threading.Timer(_tiers().LONG_RUN, self._maybe_promote, (_tiers().LONG_RUN,))
             long_run.daemon = True
+            handle = run.Running()
+            self._in_flight.add(handle)
             long_run.start()
-        try:
-            out = run.run(compiled.address, meta, consts, grid, bind,
-                          (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
-                          _threads(threads, nwg), timeout, snapshot)
-        except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
+        t0, spent = time.perf_counter(), 0.0
+        while True:
+            snapshot = Snapshot(written)        # taken by the dispatch's threads before they run
+            left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - t0))
+            try:
+                out = run.run(compiled.address, meta, consts, grid, bind,
+                              (push_data.ctypes.data, push_data.nbytes if push is not None else 0), phys,
+                              _threads(threads, nwg), left, snapshot, handle)
+            except BaseException:       # (raised by a signal handler of the program's own: no kernel runs on)
+                snapshot.restore()
+                self._in_flight.discard(handle)
+                raise
+            finally:
+                if long_run is not None:
+                    long_run.cancel()
+            if out.cancel != run.SUPERSEDED:
+                break
+            # the optimized code overtook this dispatch: the buffers as they were, and again on it
             snapshot.restore()
-            raise
-        finally:
-            if long_run is not None:
-                long_run.cancel()
+            self._in_flight.discard(handle)
+            handle, spent = None, spent + out.seconds
+            compiled, consts = self._code
+            meta = compiled.meta
+        self._in_flight.discard(handle)
+        out.seconds += spent
         failed = [e for e in out.errs if e[0] > 0]
         if failed or out.cancel in (run.TIMEOUT, run.INTERRUPTED):
             snapshot.restore()
@@ -426,7 +449,8 @@ class Kernel:
         if self._promotion is None and self.options.tier == "auto" and self._code[0].tier == "fast" \
                 and (self._dispatches > 1 or run_seconds >= _tiers().LONG_RUN):
             self._promotion = "queued"
-            _tiers().promote(self)
+            # a dispatch running long now goes first: it may start again on the optimized code
+            _tiers().promote(self, urgent=bool(self._in_flight))
 
     def _execution_error(self, meta, e, grid) -> ExecutionError:
         site, msg, where = self._site_record(meta, e, grid)

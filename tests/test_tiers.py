@@ -192,6 +192,64 @@ def test_a_long_dispatch_queues_the_optimized_compile(fresh_cache, monkeypatch):
     assert tiers.wait(120) and k.tier == "optimized"
 
 
+LCG = ROOT / "tests" / "shaders" / "lcg_steps.spv"
+
+
+def _lcg_reference(n_inv: int, steps: int) -> np.ndarray:
+    """x -> 1664525 x + 1013904223 (mod 2^32) `steps` times from each invocation's index: the
+    composed map a x + c, its coefficients by repeated squaring."""
+    a, c, ma, mc = 1, 0, 1664525, 1013904223
+    k = steps
+    while k:
+        if k & 1:
+            a, c = (a * ma) % 2**32, (c * ma + mc) % 2**32
+        ma, mc = (ma * ma) % 2**32, (mc * ma + mc) % 2**32
+        k >>= 1
+    x = np.arange(n_inv, dtype=np.uint64)
+    return ((x * a + c) % 2**32).astype(np.uint32)
+
+
+def test_a_long_first_dispatch_runs_again_on_the_optimized_code(fresh_cache, monkeypatch):
+    """A kernel's first dispatch starts on the fast tier's code; when the optimized code is ready
+    while it has taken at most half of its workgroups, it stops and runs again on that code from
+    the buffers as they were. Here the optimized code is compiled in this process once the
+    kernel has started on the fast code, so the background compile, queued as the dispatch
+    starts, takes no time."""
+    import struct
+    monkeypatch.setattr(tiers, "LONG_RUN", 0.0)
+    m = jitcoop.Device().load(LCG)
+    k = m.kernel()
+    assert k.tier == "fast"
+    m.kernel(tier="optimized")
+    steps, wgs = 12000, 1024
+    out = np.full(wgs * 64, 7, np.uint32)
+    r = k.dispatch((wgs, 1, 1), {0: out}, push=struct.pack("<I", steps))
+    assert r.tier == "optimized" and k.tier == "optimized"
+    np.testing.assert_array_equal(out, _lcg_reference(wgs * 64, steps))
+
+
+def test_a_dispatch_past_half_its_workgroups_is_not_stopped():
+    """Running.supersede stops a dispatch only while its threads have taken at most half of its
+    workgroups, and only one nothing else stopped; one that has not started yet, as it starts."""
+    from jitcoop.runtime import dispatch, driver
+    frame = np.zeros(64, np.int64)
+    early = dispatch.Running()
+    assert early.supersede()                         # before it starts: stopped as it starts
+    early._start(frame, 40, 0, 100)
+    assert frame[40] == dispatch.SUPERSEDED
+    frame[40] = 0
+    h = dispatch.Running()
+    h._start(frame, 40, 0, 100)
+    frame[driver.PLAN_NEXT] = 60
+    assert not h.supersede() and frame[40] == 0
+    frame[driver.PLAN_NEXT] = 50
+    assert h.supersede() and frame[40] == dispatch.SUPERSEDED
+    frame[40] = dispatch.TIMEOUT
+    assert not h.supersede() and frame[40] == dispatch.TIMEOUT
+    h._end()
+    assert not h.supersede()
+
+
 def test_exit_does_not_wait_for_a_background_compile(tmp_path):
     """A process that exits while its background compile runs exits at once; the compiling child
     holds none of its files (the caller reading its output sees them close), finishes on its own

@@ -28,25 +28,67 @@ import numpy as np
 from . import driver, faults, watch, workers
 from .memory import merged_ranges
 from .snapshot import Snapshot
-from .watch import FAILED, INTERRUPTED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
+from .watch import FAILED, INTERRUPTED, SUPERSEDED, TIMEOUT  # noqa: F401 (cancel[0]: why a dispatch stops early)
 
 
 @dataclass
 class Outcome:
     errs: list              # per-thread failure records and profile counters (int64 arrays)
-    cancel: int             # 0, or TIMEOUT / FAILED / INTERRUPTED
+    cancel: int             # 0, or TIMEOUT / FAILED / INTERRUPTED / SUPERSEDED
     seconds: float
     threads: int
 
 
+class Running:
+    """A dispatch in flight, as another thread may stop it so that it runs again on other code:
+    a kernel's first dispatch at the fast tier, which the optimized code overtakes
+    (jitcoop.api.Kernel._promoted). One handle serves one run of the dispatch."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._frame = None
+        self._state = "waiting"           # "waiting", "running", "ended"
+        self._wanted = False              # superseded before it started
+
+    def _start(self, frame, o_cancel: int, begin: int, end: int):
+        with self._lock:
+            self._frame, self._at, self._state = frame, (o_cancel, begin, end), "running"
+            if self._wanted:
+                frame[o_cancel] = SUPERSEDED      # (its threads run nothing)
+
+    def _end(self):
+        with self._lock:
+            self._frame, self._state = None, "ended"
+
+    def supersede(self, most_done: float = 0.5) -> bool:
+        """Stop the dispatch (its outcome's cancel is SUPERSEDED) if its threads have taken at
+        most `most_done` of its workgroups and nothing else stopped it, or as it starts if it
+        has not yet; whether it is stopped."""
+        with self._lock:
+            if self._state == "waiting":
+                self._wanted = True
+                return True
+            f = self._frame
+            if f is None:
+                return False
+            o_cancel, begin, end = self._at
+            taken = min(int(f[driver.PLAN_NEXT]), end) - begin
+            if f[o_cancel] != 0 or taken > most_done * (end - begin):
+                return False
+            f[o_cancel] = SUPERSEDED
+            return True
+
+
 def run(kernel: int, meta, consts: np.ndarray, grid: tuple, bind: list, push: tuple, physical: list,
-        nthreads: int, timeout: float | None, snapshot: Snapshot | None = None) -> Outcome:
+        nthreads: int, timeout: float | None, snapshot: Snapshot | None = None,
+        handle: Running | None = None) -> Outcome:
     """Run every workgroup of `grid` (kernel: its address). bind: [address, size] per binding;
     push: (address, size); physical: (address, size) of every buffer a device address may point
     into; snapshot: the buffers the dispatch may write, copied by its threads before the first
-    kernel (restored here to find the first failure again, and by the caller after a failure)."""
+    kernel (restored here to find the first failure again, and by the caller after a failure);
+    handle: through it another thread may supersede the dispatch."""
     nwg = grid[0] * grid[1] * grid[2]
-    out = _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, 0, nwg, snapshot)
+    out = _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, 0, nwg, snapshot, handle)
     if out.cancel == FAILED and nthreads > 1 and snapshot is not None:
         first = min(int(e[1]) for e in out.errs if e[0] > 0)
         if first > 0:
@@ -59,7 +101,7 @@ def run(kernel: int, meta, consts: np.ndarray, grid: tuple, bind: list, push: tu
 
 
 def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, begin: int, end: int,
-         snapshot: Snapshot | None) -> Outcome:
+         snapshot: Snapshot | None, handle: Running | None = None) -> Outcome:
     """Run workgroups [begin, end) on nthreads threads (jitcoop.runtime.driver: each zeroes its
     scratch memory and takes its part of the snapshot first)."""
     nwg = end        # workgroups up to (not including) this one
@@ -124,6 +166,8 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     fail = faults.take_worker()          # (testing: one thread raises, jitcoop.runtime.faults)
 
     t0 = time.perf_counter()
+    if handle is not None:
+        handle._start(frame, o_cancel, begin, nwg)
     running = []
     watched = None
     try:
@@ -163,6 +207,8 @@ def _run(kernel, meta, consts, grid, bind, push, physical, nthreads, timeout, be
     finally:
         if watched is not None:
             watch.stop(watched)
+        if handle is not None:
+            handle._end()
     seconds = time.perf_counter() - t0
     for r in running:
         r.result()          # a worker's own exception (a bug, not a kernel failure) is raised here

@@ -20,15 +20,18 @@ the LLVM lock stays free for the caller's compiles). The child writes the optimi
 disk cache itself and finishes on its own should the process exit first, so that the next
 process finds it (compiles still queued then are dropped). When the code is ready the kernel's `Compiled` is
 replaced in one assignment, so a dispatch runs either the one tier's code and metadata or the
-other's, never a mix; a dispatch in flight finishes on the code it started with. A failed
+other's, never a mix; a dispatch in flight finishes on the code it started with, but for a first
+dispatch that has taken at most half of its workgroups: it stops, the buffers go back to what
+they were, and it runs again on the optimized code (a long first dispatch queues its compile
+ahead of the others). A failed
 background compile is logged once and leaves the fast code in place.
 """
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import weakref
+from collections import deque
 
 log = logging.getLogger("jitcoop")
 
@@ -37,19 +40,23 @@ log = logging.getLogger("jitcoop")
 # the compile at its next dispatch (0.25 s: longer than the fast tier's compile of most kernels).
 LONG_RUN = 0.25
 
-_queue: "queue.Queue" = queue.Queue()
+_jobs: deque = deque()                  # weak references to the kernels to compile, next first
+_have_jobs = threading.Condition()
 _worker: list = []
 _worker_lock = threading.Lock()
 _idle = threading.Condition()
 _pending = [0]          # jobs queued or compiling
 
 
-def promote(kernel) -> None:
+def promote(kernel, urgent: bool = False) -> None:
     """Queue the optimized compile of `kernel` (a jitcoop.Kernel at the fast tier) on the
-    background thread; it swaps the code in with kernel._promoted(compiled)."""
+    background thread; it swaps the code in with kernel._promoted(compiled). urgent: ahead of
+    the others (a dispatch is waiting for it)."""
     with _idle:
         _pending[0] += 1
-    _queue.put(weakref.ref(kernel))
+    with _have_jobs:
+        (_jobs.appendleft if urgent else _jobs.append)(weakref.ref(kernel))
+        _have_jobs.notify()
     with _worker_lock:
         if not _worker:
             t = threading.Thread(target=_work, name="jitcoop-optimize", daemon=True)
@@ -66,7 +73,9 @@ def wait(timeout: float | None = None) -> bool:
 
 def _work():
     while True:
-        ref = _queue.get()
+        with _have_jobs:
+            _have_jobs.wait_for(lambda: _jobs)
+            ref = _jobs.popleft()
         try:
             kernel = ref()
             if kernel is not None:          # (a kernel dropped meanwhile needs no optimized code)

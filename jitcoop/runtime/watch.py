@@ -27,8 +27,9 @@ import time
 
 from ..progress import Progress
 
-# cancel[0]: why a dispatch stops early
-TIMEOUT, FAILED, INTERRUPTED = 1, 2, 3
+# cancel[0]: why a dispatch stops early (SUPERSEDED: its kernel's optimized code came, and it
+# runs again on that: jitcoop.runtime.dispatch.Running)
+TIMEOUT, FAILED, INTERRUPTED, SUPERSEDED = 1, 2, 3, 4
 POLL = 0.05             # seconds between the watcher's looks at running dispatches
 
 

@@ -11,20 +11,19 @@ A kernel compiles at one of two tiers (KernelOptions.tier picks the policy):
 Both run the same SPIR-V semantics and write the same bytes (tests/test_tiers.py compares every
 test shader's outputs on both). Each tier has its own cache key, so the disk cache keeps both.
 
-Under the "auto" policy a kernel starts with the optimized code when this process or the disk
-cache has it, else with the fast tier's. A kernel at the fast tier is queued for its optimized
-compile when it is dispatched again, or while its first dispatch is still running LONG_RUN
-seconds after it started (jitcoop.api.Kernel.dispatch), on one shared background thread (a
-daemon: it never delays the process's exit), which compiles in a child process (runtime.limit:
-the LLVM lock stays free for the caller's compiles). The child writes the optimized entry to the
-disk cache itself and finishes on its own should the process exit first, so that the next
-process finds it (compiles still queued then are dropped). When the code is ready the kernel's `Compiled` is
-replaced in one assignment, so a dispatch runs either the one tier's code and metadata or the
-other's, never a mix; a dispatch in flight finishes on the code it started with, but for a first
-dispatch that has taken at most half of its workgroups: it stops, the buffers go back to what
-they were, and it runs again on the optimized code (a long first dispatch queues its compile
-ahead of the others). A failed
-background compile is logged once and leaves the fast code in place.
+Under the "auto" policy a kernel starts with the optimized code when this process or the disk cache
+has it, else with the fast tier's. A kernel at the fast tier is queued for its optimized compile
+when it is dispatched again, or while its first dispatch is still running LONG_RUN seconds after it
+started (jitcoop.api.Kernel.dispatch), on one shared background thread (a daemon: it never delays
+the process's exit), which compiles in a child process (runtime.limit: the LLVM lock stays free for
+the caller's compiles). The child writes the optimized entry to the disk cache itself and finishes
+on its own should the process exit first, so that the next process finds it (compiles still queued
+then are dropped). When the code is ready the kernel's `Compiled` is replaced in one assignment, so
+a dispatch runs either the one tier's code and metadata or the other's, never a mix; a dispatch in
+flight finishes on the code it started with, but for a first dispatch that has taken at most half
+of its workgroups: it stops, the buffers go back to what they were, and it runs again on the
+optimized code (a long first dispatch queues its compile ahead of the others). A failed background
+compile is logged once and leaves the fast code in place.
 """
 from __future__ import annotations
 

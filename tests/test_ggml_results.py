@@ -199,3 +199,15 @@ def test_cpu_suite_plan_holds_each_missing_case_once(tmp_path, monkeypatch):
         # 1,700 names of 300 bytes are more than three arguments hold: each shard is full
         assert all(len(",".join(c)) > cpu_suite._ARG_BYTES - 400 for c in shards)
     assert all(len(",".join(cases)) <= cpu_suite._ARG_BYTES for _, _, cases in plan)
+
+
+def test_results_table_sets_each_path_beside_the_h100():
+    ref = {"cases": {"A(x=1)": "OK", "A(x=2)": "not supported", "B(y=1)": "OK"}}
+    full = {"path": "scalar", "cases": {"A(x=1)": "OK", "A(x=2)": "not supported", "B(y=1)": "OK"},
+            "ops": {"A": {"seconds": 7.0}, "B": {"seconds": 3600.0}}}
+    part = {"path": "coopmat2", "cases": {"A(x=1)": "FAIL"}, "ops": {}}
+    lines = ggml_suite.results_table(ref, [part, full]).splitlines()
+    assert lines[0] == "| operation | cases | H100, each path: passed / not supported | jitcoop coopmat2 | jitcoop scalar |"
+    assert lines[2] == "| A | 2 | 1 / 1 | 0 / 1 / 0 (1 of 2 run) | 1 / 0 / 1, 7 s |"
+    assert lines[3] == "| B | 1 | 1 / 0 | — | 1 / 0 / 0, 3600 s |"
+    assert lines[4] == "| **all** | 3 | 2 / 1 | 0 / 1 / 0 (1 of 3 run), 0.0 h | 2 / 0 / 1, 1.0 h |"

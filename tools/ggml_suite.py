@@ -5,6 +5,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
                                         [--cache DIR] [--json OUT] [--each-op]
     python tools/ggml_suite.py compare REFERENCE.json RESULT.json
     python tools/ggml_suite.py table RESULT.json...      # per operation, as a Markdown table (a time result too)
+    python tools/ggml_suite.py results REFERENCE.json RESULT.json...  # the H100's beside each path's, per operation
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
     python tools/ggml_suite.py add RESULT.json WHERE SHARD.json...  # more cases into a result ('' WHERE: here)
     python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
@@ -383,6 +384,51 @@ def table(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def results_table(reference: dict, results: list[dict]) -> str:
+    """A Markdown table of the H100's reference beside results of jitcoop's paths: per
+    operation, its cases, the H100's passed / not supported, and for each result passed /
+    failed / not supported with the seconds its runs took (how many ran, where not all; "—"
+    where none did); the last row sums them (hours)."""
+    ops = sorted({c.split("(", 1)[0] for c in reference["cases"]})
+    head = ["operation", "cases", "H100, each path: passed / not supported"] + \
+        [f"jitcoop {_PATH_NAMES.get(r['path'], r['path'])}" for r in results]
+    rows = ["| " + " | ".join(head) + " |", "| --- | ---: |" + " --- |" * (len(head) - 2)]
+    ref_ops = {op: Counter() for op in ops}
+    for c, st in reference["cases"].items():
+        ref_ops[c.split("(", 1)[0]][st] += 1
+    mine = [{op: Counter() for op in ops} for _ in results]
+    for r, m in zip(results, mine):
+        for c, st in r["cases"].items():
+            if c in reference["cases"]:
+                m[c.split("(", 1)[0]][st] += 1
+
+    def cell(r, c, n, seconds):
+        ran = sum(c.values())
+        if not ran:
+            return "—"
+        out = f"{c['OK']} / {c['FAIL']} / {c['not supported']}"
+        if ran < n:
+            out += f" ({ran} of {n} run)"
+        return out + (f", {seconds}" if seconds else "")
+    for op in ops:
+        n = sum(ref_ops[op].values())
+        cells = [cell(r, m[op], n, f"{r['ops'][op]['seconds']:.0f} s"
+                      if r.get("ops", {}).get(op, {}).get("seconds") else "")
+                 for r, m in zip(results, mine)]
+        rows.append(f"| {op} | {n} | {ref_ops[op]['OK']} / {ref_ops[op]['not supported']} | " + " | ".join(cells) + " |")
+    total = Counter(reference["cases"].values())
+    cells = []
+    for r, m in zip(results, mine):
+        c = sum(m.values(), Counter())
+        hours = sum(o.get("seconds", 0) for o in r.get("ops", {}).values()) / 3600
+        cells.append(cell(r, c, len(reference["cases"]), f"{hours:.1f} h"))
+    rows.append(f"| **all** | {len(reference['cases'])} | {total['OK']} / {total['not supported']} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+_PATH_NAMES = {"coopmat2": "coopmat2", "coopmat1": "KHR coopmat", "scalar": "scalar"}
+
+
 def timing_table(result: dict) -> str:
     """A Markdown table of a `time` result: per operation, the seconds of each run and jitcoop's
     cold time over lavapipe's; the sums over the operations timed."""
@@ -426,6 +472,9 @@ def main(argv=None):
     m = sub.add_parser("merge")
     m.add_argument("out", type=Path)
     m.add_argument("shards", type=Path, nargs="+")
+    rs = sub.add_parser("results")
+    rs.add_argument("reference", type=Path)
+    rs.add_argument("results", type=Path, nargs="+")
     ad = sub.add_parser("add")
     ad.add_argument("result", type=Path)
     ad.add_argument("where")
@@ -436,6 +485,9 @@ def main(argv=None):
         return 0
     if a.cmd == "merge":
         save(a.out, merge([load(f) for f in a.shards]))
+        return 0
+    if a.cmd == "results":
+        print(results_table(load(a.reference), [load(f) for f in a.results]))
         return 0
     if a.cmd == "add":
         res = load(a.result)

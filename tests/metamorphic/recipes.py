@@ -311,6 +311,20 @@ def _lane_strides(r):
                     push=u32(0xFFFFFFC3, 0x7FFFFFE1, n, 1, off, 0xFFFFFFD7))
 
 
+@recipe(T + "masked_stores.spv", sg=32)
+def _masked_stores(r):
+    # three workgroups of two subgroups, five steps; the stores' destinations a permutation
+    wgs, steps = 3, 5
+    return Dispatch(wgs, {0: r.f32(wgs * steps * 64, -1, 1), 1: np.zeros(wgs * 2 * steps, np.float32),
+                          2: np.zeros(wgs * 64, np.uint32), 3: r.rng.permutation(64).astype(np.uint32),
+                          4: np.zeros(wgs * 64, np.uint32)}, push=u32(steps))
+
+
+@recipe(T + "lcg_steps.spv")
+def _lcg_steps(r):
+    return Dispatch(4, {0: np.zeros(4 * 64, np.uint32)}, push=u32(37))
+
+
 @recipe(T + "aggregate_stores.spv", T + "aggregate_stores.opt.spv")
 def _aggregate_stores(r):
     # the spread stores one run per group (num = den) from an offset that is not a multiple of it

@@ -703,12 +703,13 @@ class _LaneGroups:
         fn = self.fn
         firsts = {run[0] for run in runs}
         home = {}                       # a run's first instruction -> the label of its block now
-        for lab, lines in fn.blocks:
+
+        def place(lab, lines):
             for ln in lines:
-                if isinstance(ln, str):
-                    name = ln.lstrip().partition(" = ")[0]
-                    if name in firsts:
-                        home[name] = lab
+                if isinstance(ln, str) and ln.lstrip().partition(" = ")[0] in firsts:
+                    home[ln.lstrip().partition(" = ")[0]] = lab
+        for lab, lines in fn.blocks:
+            place(lab, lines)
         phis = [ph for _, lines in fn.blocks for ph in lines if isinstance(ph, Phi)]
         for run in runs:
             x = run[0]
@@ -726,11 +727,7 @@ class _LaneGroups:
             fn._by_label[rest] = tail
             for ph in phis:
                 ph.incoming = [(v, rest if b == lab else b) for v, b in ph.incoming]
-            for ln in tail:
-                if isinstance(ln, str):
-                    name = ln.lstrip().partition(" = ")[0]
-                    if name in firsts:
-                        home[name] = rest
+            place(rest, tail)
             self.guard_at[lab] = tuple(run)
 
     def _region(self):

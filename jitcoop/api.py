@@ -536,6 +536,15 @@ def _check_run_options(threads, timeout):
         raise BindingError(f"timeout={timeout!r}: give a positive number of seconds (None: no limit)")
 
 
+def _cores() -> int:
+    """The cores this process may run on (a cpuset or `taskset` counts, as on CI runners that
+    share a host), not the host's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _threads(threads, nwg):
-    n = threads if threads else (os.cpu_count() or 1)
+    n = threads if threads else _cores()
     return max(1, min(n, nwg))

@@ -131,3 +131,16 @@ def test_every_workgroup_runs_once(kc, grid, threads):
     counts = np.zeros(grid[0] * grid[1], np.uint32)
     k.dispatch((*grid, 1), {0: counts}, threads=threads)
     np.testing.assert_array_equal(counts, np.ones_like(counts))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+def test_threads_default_to_the_cores_the_process_may_use():
+    """threads=None is one worker per core this process may run on: a CI runner's cpuset or
+    `taskset` gives fewer than the host has."""
+    import subprocess
+    import sys
+    one = min(os.sched_getaffinity(0))
+    code = (f"import os; os.sched_setaffinity(0, {{{one}}}); from jitcoop import api; "
+            "print(api._threads(None, 64), api._threads(3, 64))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "3"]

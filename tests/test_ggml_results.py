@@ -133,10 +133,33 @@ def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch)
     assert res["ops"]["B"]["lavapipe_warm"] == {"seconds": 1.0, "cpu_seconds": 3.0, "returncode": 0,
                                                 "statuses": {"OK": 1}}
     ggml_suite.time_each_op(out, ["A", "B", "C", "D"], log=lambda s: None)
-    assert [r[0] for r in ran[8:]] == ["C"] * 4            # A and B kept; C cut short, so no D
-    assert sorted(ggml_suite.load(out)["ops"]) == ["A", "B"]
+    assert [r[0] for r in ran[8:]] == ["C"]                # A and B kept; C cut short, so no D
+    saved = ggml_suite.load(out)
+    assert sorted(saved["ops"]) == ["A", "B"] and list(saved["partial"]["C"]) == ["jitcoop_cold"]
     lines = ggml_suite.timing_table(ggml_suite.load(out)).splitlines()
     assert lines[2] == "| A | 2.0 | 2.0 | 1.0 | 1.0 | 2.00 |" and lines[-1].startswith("| all 2 | 4 | 4 | 2 | 2 |")
+
+
+def _timed(seconds, statuses):
+    return {r: {"seconds": seconds, "cpu_seconds": 2 * seconds, "returncode": 0, "statuses": dict(statuses)}
+            for r in ("jitcoop_cold", "jitcoop_warm", "lavapipe_cold", "lavapipe_warm")}
+
+
+def test_time_add_sums_the_shards_of_an_operation_that_cover_it():
+    """Shards of one operation timed elsewhere are summed run by run, and only where together they
+    hold as many cases as the reference lists; such operations stay out of the table's sums."""
+    ref = {"cases": {"A(x=1)": "OK", "A(x=2)": "OK", "A(x=3)": "not supported", "B(x=1)": "OK", "B(x=2)": "OK"}}
+    res = {"ops": {"C": _timed(4.0, {"OK": 1})}}
+    shards = [{"cores": 2, "ops": {"A": _timed(1.5, {"OK": 2})}},
+              {"cores": 2, "ops": {"A": _timed(2.5, {"not supported": 1}), "B": _timed(9.0, {"OK": 1})}}]
+    assert ggml_suite.time_add(res, "lent", shards, ref) == ["A"]      # B: 1 case of 2
+    a = res["ops"]["A"]
+    assert a["lavapipe_warm"] == {"seconds": 4.0, "cpu_seconds": 8.0, "returncode": 0,
+                                  "statuses": {"OK": 2, "not supported": 1}}
+    assert a["where"] == {"machine": "lent", "shards": 2, "cores per shard": [2]}
+    lines = ggml_suite.timing_table(res).splitlines()
+    assert lines[-2].startswith("| all 1 | 4 | 4 | 4 | 4 |")
+    assert lines[-1] == "| A (in 2 shards of 2 cores: lent) | 4.0 | 4.0 | 4.0 | 4.0 | 1.00 |"
 
 
 def test_cpu_suite_shards_cover_each_operation_once():
@@ -147,7 +170,8 @@ def test_cpu_suite_shards_cover_each_operation_once():
     sys.path.insert(0, str(ROOT / "tools" / "h100"))
     import cpu_suite
     ref = ggml_suite.load(ORACLE / "h100_coopmat2.json.gz")["cases"]
-    for op, regexes in (("MUL_MAT", cpu_suite.MUL_MAT), ("FLASH_ATTN_EXT", cpu_suite.FLASH_ATTN)):
+    for op, regexes in (("MUL_MAT", cpu_suite.MUL_MAT), ("FLASH_ATTN_EXT", cpu_suite.FLASH_ATTN),
+                        ("MUL_MAT", cpu_suite.TIME_SHARDS["MUL_MAT"]), ("TOP_K", cpu_suite.TIME_SHARDS["TOP_K"])):
         cases = [c for c in ref if c.split("(", 1)[0] == op]
         hits = [sum(bool(re.search(r, c[c.index("(") + 1:-1])) for r in regexes) for c in cases]
         assert set(hits) == {1}, op

@@ -9,6 +9,7 @@ against ggml's CPU backend) on a Vulkan driver, on one of ggml's three matrix pa
     python tools/ggml_suite.py merge OUT.json SHARD.json...   # shards of one path, as one result
     python tools/ggml_suite.py add RESULT.json WHERE SHARD.json...  # more cases into a result ('' WHERE: here)
     python tools/ggml_suite.py time OUT.json [-o OPS] [--timeout S]   # cold and warm beside lavapipe
+    python tools/ggml_suite.py time-add OUT.json WHERE REFERENCE.json SHARD.json...  # sharded timings
 
 PATH is ggml's matrix path: `coopmat2` (VK_NV_cooperative_matrix2, ggml's default on NVIDIA),
 `coopmat1` (KHR cooperative matrices only) or `scalar` (neither). On jitcoop's driver the path is
@@ -86,6 +87,9 @@ def environment(path: str, driver: str = "jitcoop", cache: Path | None = None) -
             if lvp is None:
                 raise RuntimeError("lavapipe is not installed (../shared/tools/get-lavapipe)")
             env.update(VK_DRIVER_FILES=str(lvp / "lvp_icd.json"), GGML_VK_VISIBLE_DEVICES="0")
+            # llvmpipe's threads, one per core this process may use (as jitcoop's dispatches
+            # take), not per core of the host, where a run is pinned to some of them
+            env.setdefault("LP_NUM_THREADS", str(len(os.sched_getaffinity(0))))
             if cache is not None:
                 env["MESA_SHADER_CACHE_DIR"] = str(cache)
     return env
@@ -213,19 +217,24 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
 TIMED = (("jitcoop", "coopmat2"), ("lavapipe", "coopmat1"))
 
 
-def time_op(op: str, regex: str, work: Path, timeout: float = 5400) -> dict:
+def time_op(op: str, regex: str, work: Path, timeout: float = 5400, progress=None) -> dict:
     """One operation's wall time through each driver of TIMED: from an empty shader cache (cold),
-    then again on the cache that run left (warm), with the runs' counts of each status."""
-    out = {}
+    then again on the cache that run left (warm), with the runs' counts of each status.
+    `progress` is given the runs so far after each; `timeout` bounds the four together."""
+    out, deadline = {}, time.perf_counter() + timeout
     for driver, path in TIMED:
         cache = work / driver
         shutil.rmtree(cache, ignore_errors=True)
         cache.mkdir(parents=True)
         for state in ("cold", "warm"):
-            r = run(path, op, regex, driver, cache, timeout)
+            r = run(path, op, regex, driver, cache, max(1.0, deadline - time.perf_counter()))
             out[f"{driver}_{state}"] = {"seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"],
                                         "returncode": r["returncode"],
                                         "statuses": dict(Counter(r["cases"].values()))}
+            if progress:
+                progress(dict(out))
+            if r["returncode"] == -9:
+                return out
         shutil.rmtree(cache, ignore_errors=True)
     return out
 
@@ -239,15 +248,56 @@ def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeo
         counts = suite_ops()
         ops = sorted(counts, key=lambda op: (counts[op], op))
     res = load(out) if out.exists() else {"machine": _machine(), "regex": regex, "ops": {}}
+    res["cores"] = len(os.sched_getaffinity(0))
+
+    def progress(op, t):
+        res.setdefault("partial", {})[op] = t
+        save(out, res)
+
     with tempfile.TemporaryDirectory(prefix="ggml-time-") as work:
         for op, left in _pending(ops, res["ops"], timeout):
-            t = time_op(op, regex, Path(work), left)
-            if any(r["returncode"] == -9 for r in t.values()):
-                break                   # cut short by the deadline: not a figure
+            t = time_op(op, regex, Path(work), left, lambda t: progress(op, t))
+            if len(t) < 2 * len(TIMED) or any(r["returncode"] == -9 for r in t.values()):
+                break                   # cut short by the deadline: not a figure (kept as "partial")
             res["ops"][op] = t
+            res["partial"].pop(op)
             save(out, res)
             log(f"{op:24s} " + "  ".join(f"{k} {r['seconds']:7.1f} s" for k, r in t.items()))
     return res
+
+
+def time_add(result: dict, where: str, shards: list[dict], reference: dict) -> list[str]:
+    """Fold into a `time` result the operations that `shards` (`time` runs of one operation cut
+    by -p regexes, side by side, each on cores of its own) timed on another machine, `where`:
+    each run's seconds, CPU seconds and statuses are the sums over the shards. An operation is
+    taken only where its shards' cold jitcoop runs hold as many cases as the `reference` (the
+    H100's list) has: the shards cover it. Returns the operations added."""
+    runs = [f"{d}_{s}" for d, _ in TIMED for s in ("cold", "warm")]
+    by_op: dict[str, list[dict]] = {}
+    for s in shards:
+        for op, t in s.get("ops", {}).items():
+            by_op.setdefault(op, []).append((t, s))
+    want = Counter(c.split("(", 1)[0] for c in reference["cases"])
+    added = []
+    for op, parts in sorted(by_op.items()):
+        got = sum(sum(t["jitcoop_cold"]["statuses"].values()) for t, _ in parts)
+        if got != want[op]:
+            print(f"{op}: the shards hold {got} cases of {want[op]}; not added")
+            continue
+        total = {}
+        for r in runs:
+            st = Counter()
+            for t, _ in parts:
+                st.update(t[r]["statuses"])
+            total[r] = {"seconds": round(sum(t[r]["seconds"] for t, _ in parts), 1),
+                        "cpu_seconds": round(sum(t[r]["cpu_seconds"] for t, _ in parts), 1),
+                        "returncode": next((t[r]["returncode"] for t, _ in parts if t[r]["returncode"]), 0),
+                        "statuses": dict(st)}
+        total["where"] = {"machine": where, "shards": len(parts),
+                          "cores per shard": sorted({s.get("cores") for _, s in parts})}
+        result["ops"][op] = total
+        added.append(op)
+    return added
 
 
 def _machine() -> str:
@@ -438,11 +488,18 @@ def timing_table(result: dict) -> str:
 
     def ratio(t):
         return f"{t['jitcoop_cold']['seconds'] / max(t['lavapipe_cold']['seconds'], 0.05):.2f}"
-    for op, t in sorted(result["ops"].items()):
+    here = {op: t for op, t in result["ops"].items() if "where" not in t}
+    for op, t in sorted(here.items()):
         rows.append("| " + " | ".join([op] + [f"{t[r]['seconds']:.1f}" for r in runs] + [ratio(t)]) + " |")
-    sums = {r: {"seconds": sum(t[r]["seconds"] for t in result["ops"].values())} for r in runs}
-    rows.append("| " + " | ".join([f"all {len(result['ops'])}"] + [f"{sums[r]['seconds']:.0f}" for r in runs]
+    sums = {r: {"seconds": sum(t[r]["seconds"] for t in here.values())} for r in runs}
+    rows.append("| " + " | ".join([f"all {len(here)}"] + [f"{sums[r]['seconds']:.0f}" for r in runs]
                                   + [ratio(sums)]) + " |")
+    # operations timed on another machine in shards side by side: apart, and not in the sums
+    for op, t in sorted((op, t) for op, t in result["ops"].items() if "where" in t):
+        w = t["where"]
+        rows.append("| " + " | ".join([f"{op} (in {w['shards']} shards of {'/'.join(map(str, w['cores per shard']))} "
+                                       f"cores: {w['machine']})"]
+                                      + [f"{t[r]['seconds']:.1f}" for r in runs] + [ratio(t)]) + " |")
     return "\n".join(rows)
 
 
@@ -479,6 +536,11 @@ def main(argv=None):
     ad.add_argument("result", type=Path)
     ad.add_argument("where")
     ad.add_argument("shards", type=Path, nargs="+")
+    ta = sub.add_parser("time-add")
+    ta.add_argument("result", type=Path)
+    ta.add_argument("where")
+    ta.add_argument("reference", type=Path)
+    ta.add_argument("shards", type=Path, nargs="+")
     a = ap.parse_args(argv)
     if a.cmd == "time":
         time_each_op(a.out, a.ops.split(",") if a.ops else None, a.regex, a.timeout)
@@ -488,6 +550,11 @@ def main(argv=None):
         return 0
     if a.cmd == "results":
         print(results_table(load(a.reference), [load(f) for f in a.results]))
+        return 0
+    if a.cmd == "time-add":
+        res = load(a.result)
+        print("added:", " ".join(time_add(res, a.where, [load(f) for f in a.shards], load(a.reference))) or "none")
+        save(a.result, res)
         return 0
     if a.cmd == "add":
         res = load(a.result)

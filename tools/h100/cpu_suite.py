@@ -3,6 +3,7 @@
     python3 tools/h100/cpu_suite.py start SECONDS [PATH...]  # launch the shards (of PATHs), each ending by SECONDS
     python3 tools/h100/cpu_suite.py plan PLAN.json N PATH:OP...  # (here) the cases results lack, in N shards
     python3 tools/h100/cpu_suite.py start SECONDS PLAN.json  # launch a plan's shards instead
+    python3 tools/h100/cpu_suite.py time SECONDS CORES OP...  # `ggml_suite.py time` in shards of CORES cores
     python3 tools/h100/cpu_suite.py wait SECONDS      # wait up to SECONDS; pack what is written
     python3 tools/ggml_suite.py merge OUT.json.gz SHARD.json...   # (here) one result per path
 
@@ -119,10 +120,41 @@ def start(seconds: float, *paths: str):
                          env=env, start_new_session=True, cwd=ROOT)
 
 
+# `time`'s shards of the matrix products: like numbers of cases, each type's pipelines in one
+# shard (a shard's cold run compiles them, so splitting a type would compile them twice)
+_MM_TIME_TYPES = ("f16", "f32", "bf16|q4_0", "q4_K|q8_0", "q4_1|mxfp4|iq2_xxs", "q1_0|q2_0|q5_K",
+                  "nvfp4|q5_0|q6_K|iq4_nl|q5_1")
+TIME_SHARDS = {"MUL_MAT": [f"type_a=({t})," for t in _MM_TIME_TYPES]
+                          + [f"^(?!.*type_a=({'|'.join(_MM_TIME_TYPES)}),)"],
+               "FLASH_ATTN_EXT": FLASH_ATTN,
+               "TOP_K": ["k=(1|2),", "k=(3|7),", "k=(15|100|500),", "^(?!.*k=(1|2|3|7|15|100|500),)"]}
+
+
+def start_time(seconds: float, cores: str, *ops: str):
+    """`ggml_suite.py time` of each of `ops` in the shards of TIME_SHARDS (an operation not there
+    is one shard), each pinned to `cores` cores of its own, as on a machine of that many cores:
+    its jitcoop runs' worker threads and llvmpipe's follow the cores it may use."""
+    SHARDS.mkdir(parents=True, exist_ok=True)
+    todo = [(op, i, r) for op in ops for i, r in enumerate(TIME_SHARDS.get(op, [""]))]
+    n, have = int(cores), sorted(os.sched_getaffinity(0))
+    if len(todo) * n > len(have):
+        raise SystemExit(f"{len(todo)} shards of {n} cores need {len(todo) * n}; this machine has {len(have)}")
+    for k, (op, i, regex) in enumerate(todo):
+        cpus = have[k * n:(k + 1) * n]
+        cmd = ["taskset", "-c", ",".join(map(str, cpus)), sys.executable, str(ROOT / "tools" / "ggml_suite.py"),
+               "time", str(SHARDS / f"time_{op}_{i}.json"), "-o", op, "--timeout", str(seconds)]
+        if regex:
+            cmd += ["-p", regex]
+        subprocess.Popen(cmd, stdout=open(SHARDS / f"time_{op}_{i}.log", "w"), stderr=subprocess.STDOUT,
+                         env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(n)),
+                         start_new_session=True, cwd=ROOT)
+
+
 def wait(seconds: float, *_):
     end = time.time() + seconds
     while time.time() < end:
-        busy = subprocess.run(["pgrep", "-f", "ggml_suite.py run"], capture_output=True, text=True).stdout.split()
+        busy = subprocess.run(["pgrep", "-f", "ggml_suite.py (run|time)"], capture_output=True,
+                              text=True).stdout.split()
         if not busy:
             break
         time.sleep(min(20, max(0.0, end - time.time())))
@@ -138,5 +170,7 @@ def wait(seconds: float, *_):
 if __name__ == "__main__":
     if sys.argv[1] == "plan":
         plan(*sys.argv[2:])
+    elif sys.argv[1] == "time":
+        start_time(float(sys.argv[2]), *sys.argv[3:])
     else:
         {"start": start, "wait": wait}[sys.argv[1]](float(sys.argv[2]), *sys.argv[3:])

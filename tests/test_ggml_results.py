@@ -198,6 +198,10 @@ def test_add_folds_cases_run_elsewhere_into_a_result():
         ggml_suite.add(result, "x", [{**shard, "cases": {"FA(x=1)": "FAIL"}}])
     with pytest.raises(ValueError, match="coopmat2"):
         ggml_suite.add(result, "x", [{**shard, "path": "coopmat2"}])
+    # a shard of several operations in one run has no seconds per operation to file
+    with pytest.raises(ValueError, match="no seconds per operation"):
+        ggml_suite.add(result, "x", [{**shard, "cases": {"FA(x=4)": "OK", "ABS(t=2)": "OK"}}])
+    assert len(result["cases"]) == 4
 
 
 def test_cpu_suite_plan_holds_each_missing_case_once(tmp_path, monkeypatch):

@@ -373,9 +373,12 @@ def merge(shards: list[dict]) -> dict:
             raise ValueError(f"shards overlap in {len(overlap)} cases, e.g. {min(overlap)}")
         res["cases"].update(s["cases"])
         ops = s.get("ops")
-        if not isinstance(ops, dict):       # a run without --each-op: its operations from its cases
+        if not isinstance(ops, dict):       # a run without --each-op: its operation from its cases
             names = sorted({c.split("(")[0] for c in s["cases"]}) or ["(none)"]
-            ops = {" ".join(names): {"seconds": s["seconds"], "returncode": s["returncode"], "cases": len(s["cases"])}}
+            if len(names) > 1:
+                raise ValueError(f"a shard of {len(names)} operations ({', '.join(names[:4])}...) run without "
+                                 "--each-op has no seconds per operation: run one operation a shard, or --each-op")
+            ops = {names[0]: {"seconds": s["seconds"], "returncode": s["returncode"], "cases": len(s["cases"])}}
         for op, o in ops.items():
             m = res["ops"].setdefault(op, {"seconds": 0.0, "returncode": 0, "cases": 0})
             m["seconds"] = round(m["seconds"] + o["seconds"], 1)

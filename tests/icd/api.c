@@ -495,8 +495,19 @@ static void check_sync(void) {
     e.commandBufferCount = 1;
     e.pCommandBuffers = &ce;
     VKCHECK(vkQueueSubmit(g_queue, 1, &e, fence));
-    sleep_ms(100);
-    VkResult waiting = vkGetFenceStatus(g_dev, fence);
+    /* the submission waits for the host's vkSetEvent: 100 ms of polling its fence. A poll of a
+       fence that submitted work will signal waits for it up to 1 ms, so that an application
+       spinning on the status leaves the host's cores to the work: about 100 polls, where polls
+       that return at once make tens of thousands */
+    double t0 = now_ms();
+    int polls = 0;
+    VkResult waiting;
+    do {
+        waiting = vkGetFenceStatus(g_dev, fence);
+        polls++;
+    } while (waiting == VK_NOT_READY && now_ms() - t0 < 100);
+    check(waiting == VK_NOT_READY && polls >= 5 && polls <= 200, "fence_poll",
+          "fence %d after %d polls in %.0f ms", (int)waiting, polls, now_ms() - t0);
     VkResult ev2_before = vkGetEventStatus(g_dev, ev2);
     VKCHECK(vkSetEvent(g_dev, ev));
     VkResult er = vkWaitForFences(g_dev, 1, &fence, VK_TRUE, FENCE_TIMEOUT);

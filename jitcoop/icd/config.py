@@ -3,7 +3,7 @@
     JITCOOP_ICD_PROFILES   physical devices, one per device profile: "nvidia" (default),
                            "nvidia,generic", "generic:16" (a profile with a subgroup size)
     JITCOOP_ICD_NUMERICS   float MulAdd arithmetic of every pipeline: exact (default), nvidia, float32
-    JITCOOP_ICD_THREADS    worker threads per dispatch (default: every core)
+    JITCOOP_ICD_THREADS    worker threads per dispatch (default: one per core the process may use)
     JITCOOP_ICD_TIMEOUT    seconds a dispatch may run before it is cancelled and the device is
                            lost (default: no limit)
     JITCOOP_ICD_COMPILE    lazy (default: a pipeline compiles when a dispatch of it is first

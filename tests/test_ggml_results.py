@@ -239,3 +239,28 @@ def test_results_table_sets_each_path_beside_the_h100():
     assert lines[2] == "| A | 2 | 1 / 1 | 0 / 1 / 0 (1 of 2 run) | 1 / 0 / 1, 7 s |"
     assert lines[3] == "| B | 1 | 1 / 0 | — | 1 / 0 / 0, 3600 s |"
     assert lines[4] == "| **all** | 3 | 2 / 1 | 0 / 1 / 0 (1 of 3 run), 0.0 h | 2 / 0 / 1, 1.0 h |"
+
+
+def test_cpu_suite_time_pins_each_shard_to_cores_of_its_own(tmp_path, monkeypatch):
+    """`cpu_suite.py time` starts one `ggml_suite.py time` per shard of each operation (TOP_K's 4
+    regexes, one shard for an operation it does not cut), each under `taskset` on cores no other
+    shard has, with OpenMP's threads as many as its cores; more shards than cores is refused."""
+    sys.path.insert(0, str(ROOT / "tools" / "h100"))
+    import cpu_suite
+    started = []
+
+    class Popen:
+        def __init__(self, cmd, **kw):
+            started.append((cmd, kw["env"]["OMP_NUM_THREADS"]))
+    monkeypatch.setattr(cpu_suite.subprocess, "Popen", Popen)
+    monkeypatch.setattr(cpu_suite, "SHARDS", tmp_path)
+    monkeypatch.setattr(cpu_suite.os, "sched_getaffinity", lambda pid: set(range(3, 15)))
+    cpu_suite.start_time(100.0, "2", "TOP_K", "ABS")
+    cores = [cmd[2] for cmd, _ in started]
+    assert [cmd[:2] for cmd, _ in started] == [["taskset", "-c"]] * 5
+    assert cores == ["3,4", "5,6", "7,8", "9,10", "11,12"]
+    assert [cmd[cmd.index("-p") + 1] if "-p" in cmd else None for cmd, _ in started] == \
+        cpu_suite.TIME_SHARDS["TOP_K"] + [None]
+    assert {omp for _, omp in started} == {"2"}
+    with pytest.raises(SystemExit, match="need 16"):
+        cpu_suite.start_time(100.0, "2", "MUL_MAT")

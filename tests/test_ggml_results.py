@@ -264,3 +264,17 @@ def test_cpu_suite_time_pins_each_shard_to_cores_of_its_own(tmp_path, monkeypatc
     assert {omp for _, omp in started} == {"2"}
     with pytest.raises(SystemExit, match="need 16"):
         cpu_suite.start_time(100.0, "2", "MUL_MAT")
+
+
+def test_a_jitcoop_run_has_the_package_bytecode_an_install_has(tmp_path, monkeypatch):
+    """The environment of a run through jitcoop's driver comes with jitcoop's modules' bytecode
+    compiled (pip compiles it at install; without it every driver process compiles the sources
+    again), whatever PYTHONDONTWRITEBYTECODE says."""
+    import importlib.util
+    import shutil
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "jitcoop" / "icd", pkg, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    ggml_suite._bytecode(pkg)
+    for src in (pkg / "queue.py", pkg / "commands.py"):
+        assert Path(importlib.util.cache_from_source(str(src))).exists()

@@ -30,6 +30,7 @@ and not the other.
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -68,6 +69,7 @@ def lavapipe_dir() -> Path | None:
     return d if (d / "lvp_icd.json").exists() else None
 
 
+@functools.cache
 def _bytecode(package: Path):
     """Compile the bytecode of jitcoop's modules where it is missing or stale, as pip does when it
     installs the package. A checkout used where PYTHONDONTWRITEBYTECODE is set has none, and
@@ -137,9 +139,10 @@ def run(path: str, ops: str = "", regex: str = "", driver: str = "jitcoop", cach
         cmd += ["-p", regex]
     if jobs > 1:
         cmd += ["-j", str(jobs)]
+    env = environment(path, driver, cache)
     t0, cpu0 = time.perf_counter(), _children_cpu()
     try:
-        p = subprocess.run(cmd, env=environment(path, driver, cache), capture_output=True, text=True,
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                            timeout=timeout, cwd=cwd)
         out, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
@@ -226,6 +229,8 @@ def run_each_op(path: str, out: Path, ops: list[str] | None = None, regex: str =
 # the drivers `time` compares, each on the matrix path ggml takes there (lavapipe offers KHR
 # cooperative matrices only)
 TIMED = (("jitcoop", "coopmat2"), ("lavapipe", "coopmat1"))
+# the runs of an operation's `time` entry, in the order they run
+RUNS = tuple(f"{driver}_{state}" for driver, _ in TIMED for state in ("cold", "warm"))
 
 
 def time_op(op: str, regex: str, work: Path, timeout: float = 5400, progress=None) -> dict:
@@ -268,7 +273,7 @@ def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeo
     with tempfile.TemporaryDirectory(prefix="ggml-time-") as work:
         for op, left in _pending(ops, res["ops"], timeout):
             t = time_op(op, regex, Path(work), left, lambda t: progress(op, t))
-            if len(t) < 2 * len(TIMED) or any(r["returncode"] == -9 for r in t.values()):
+            if len(t) < len(RUNS) or any(r["returncode"] == -9 for r in t.values()):
                 break                   # cut short by the deadline: not a figure (kept as "partial")
             res["ops"][op] = t
             res["partial"].pop(op)
@@ -283,8 +288,7 @@ def time_add(result: dict, where: str, shards: list[dict], reference: dict) -> l
     each run's seconds, CPU seconds and statuses are the sums over the shards. An operation is
     taken only where its shards' cold jitcoop runs hold as many cases as the `reference` (the
     H100's list) has: the shards cover it. Returns the operations added."""
-    runs = [f"{d}_{s}" for d, _ in TIMED for s in ("cold", "warm")]
-    by_op: dict[str, list[dict]] = {}
+    by_op: dict[str, list[tuple[dict, dict]]] = {}
     for s in shards:
         for op, t in s.get("ops", {}).items():
             by_op.setdefault(op, []).append((t, s))
@@ -296,7 +300,7 @@ def time_add(result: dict, where: str, shards: list[dict], reference: dict) -> l
             print(f"{op}: the shards hold {got} cases of {want[op]}; not added")
             continue
         total = {}
-        for r in runs:
+        for r in RUNS:
             st = Counter()
             for t, _ in parts:
                 st.update(t[r]["statuses"])
@@ -496,24 +500,23 @@ _PATH_NAMES = {"coopmat2": "coopmat2", "coopmat1": "KHR coopmat", "scalar": "sca
 def timing_table(result: dict) -> str:
     """A Markdown table of a `time` result: per operation, the seconds of each run and jitcoop's
     cold time over lavapipe's; the sums over the operations timed."""
-    runs = [f"{d}_{s}" for d, _ in TIMED for s in ("cold", "warm")]
-    head = ["operation"] + [r.replace("_", " ") for r in runs] + ["cold, jitcoop / lavapipe"]
+    head = ["operation"] + [r.replace("_", " ") for r in RUNS] + ["cold, jitcoop / lavapipe"]
     rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
 
     def ratio(t):
         return f"{t['jitcoop_cold']['seconds'] / max(t['lavapipe_cold']['seconds'], 0.05):.2f}"
     here = {op: t for op, t in result["ops"].items() if "where" not in t}
     for op, t in sorted(here.items()):
-        rows.append("| " + " | ".join([op] + [f"{t[r]['seconds']:.1f}" for r in runs] + [ratio(t)]) + " |")
-    sums = {r: {"seconds": sum(t[r]["seconds"] for t in here.values())} for r in runs}
-    rows.append("| " + " | ".join([f"all {len(here)}"] + [f"{sums[r]['seconds']:.0f}" for r in runs]
+        rows.append("| " + " | ".join([op] + [f"{t[r]['seconds']:.1f}" for r in RUNS] + [ratio(t)]) + " |")
+    sums = {r: {"seconds": sum(t[r]["seconds"] for t in here.values())} for r in RUNS}
+    rows.append("| " + " | ".join([f"all {len(here)}"] + [f"{sums[r]['seconds']:.0f}" for r in RUNS]
                                   + [ratio(sums)]) + " |")
     # operations timed on another machine in shards side by side: apart, and not in the sums
     for op, t in sorted((op, t) for op, t in result["ops"].items() if "where" in t):
         w = t["where"]
         rows.append("| " + " | ".join([f"{op} (in {w['shards']} shards of {'/'.join(map(str, w['cores per shard']))} "
                                        f"cores: {w['machine']})"]
-                                      + [f"{t[r]['seconds']:.1f}" for r in runs] + [ratio(t)]) + " |")
+                                      + [f"{t[r]['seconds']:.1f}" for r in RUNS] + [ratio(t)]) + " |")
     return "\n".join(rows)
 
 

@@ -171,7 +171,9 @@ def test_cpu_suite_shards_cover_each_operation_once():
     import cpu_suite
     ref = ggml_suite.load(ORACLE / "h100_coopmat2.json.gz")["cases"]
     for op, regexes in (("MUL_MAT", cpu_suite.MUL_MAT), ("FLASH_ATTN_EXT", cpu_suite.FLASH_ATTN),
-                        ("MUL_MAT", cpu_suite.TIME_SHARDS["MUL_MAT"]), ("TOP_K", cpu_suite.TIME_SHARDS["TOP_K"])):
+                        ("MUL_MAT", cpu_suite.TIME_SHARDS["MUL_MAT"]), ("TOP_K", cpu_suite.TIME_SHARDS["TOP_K"]),
+                        ("FLASH_ATTN_EXT", [cpu_suite.FLASH_ATTN[i] for i in (0, 1, 2, 4)]
+                         + cpu_suite.TIME_SHARDS["FLASH_ATTN_EXT:wide"])):
         cases = [c for c in ref if c.split("(", 1)[0] == op]
         hits = [sum(bool(re.search(r, c[c.index("(") + 1:-1])) for r in regexes) for c in cases]
         assert set(hits) == {1}, op
@@ -264,6 +266,11 @@ def test_cpu_suite_time_pins_each_shard_to_cores_of_its_own(tmp_path, monkeypatc
     assert {omp for _, omp in started} == {"2"}
     with pytest.raises(SystemExit, match="need 16"):
         cpu_suite.start_time(100.0, "2", "MUL_MAT")
+    started.clear()
+    cpu_suite.start_time(100.0, "1", "FLASH_ATTN_EXT:wide")
+    assert [cmd[cmd.index("-o") + 1] for cmd, _ in started] == ["FLASH_ATTN_EXT"] * 8
+    assert [Path(cmd[cmd.index("time") + 1]).name for cmd, _ in started][:2] == \
+        ["time_FLASH_ATTN_EXT_wide_0.json", "time_FLASH_ATTN_EXT_wide_1.json"]
 
 
 def test_a_jitcoop_run_has_the_package_bytecode_an_install_has(tmp_path, monkeypatch):

@@ -127,25 +127,32 @@ _MM_TIME_TYPES = ("f16", "f32", "bf16|q4_0", "q4_K|q8_0", "q4_1|mxfp4|iq2_xxs", 
 TIME_SHARDS = {"MUL_MAT": [f"type_a=({t})," for t in _MM_TIME_TYPES]
                           + [f"^(?!.*type_a=({'|'.join(_MM_TIME_TYPES)}),)"],
                "FLASH_ATTN_EXT": FLASH_ATTN,
-               "TOP_K": ["k=(1|2),", "k=(3|7),", "k=(15|100|500),", "^(?!.*k=(1|2|3|7|15|100|500),)"]}
+               "TOP_K": ["k=(1|2),", "k=(3|7),", "k=(15|100|500),", "^(?!.*k=(1|2|3|7|15|100|500),)"],
+               # flash attention's shards 3, 5 and 6 cut once more, by K's type and by head size
+               # (each group its own pipelines), to fit side by side in one lent machine's calls
+               "FLASH_ATTN_EXT:wide": ["^hsk=72,.*type_K=(f16|q4_0|bf16),", "^hsk=72,.*type_K=(f32|iq4_nl|q4_1),",
+                                       "^hsk=72,.*type_K=(q5_0|q5_1|q8_0),", "^hsk=192,", "^hsk=96,",
+                                       "^hsk=(256|512),", "^hsk=576,", "^hsk=320,"]}
 
 
 def start_time(seconds: float, cores: str, *ops: str):
     """`ggml_suite.py time` of each of `ops` in the shards of TIME_SHARDS (an operation not there
-    is one shard), each pinned to `cores` cores of its own, as on a machine of that many cores:
-    its jitcoop runs' worker threads and llvmpipe's follow the cores it may use."""
+    is one shard; `OP:NAME` takes TIME_SHARDS' shards of that name), each pinned to `cores` cores
+    of its own, as on a machine of that many cores: its jitcoop runs' worker threads and
+    llvmpipe's follow the cores it may use."""
     SHARDS.mkdir(parents=True, exist_ok=True)
     todo = [(op, i, r) for op in ops for i, r in enumerate(TIME_SHARDS.get(op, [""]))]
     n, have = int(cores), sorted(os.sched_getaffinity(0))
     if len(todo) * n > len(have):
         raise SystemExit(f"{len(todo)} shards of {n} cores need {len(todo) * n}; this machine has {len(have)}")
-    for k, (op, i, regex) in enumerate(todo):
+    for k, (name, i, regex) in enumerate(todo):
         cpus = have[k * n:(k + 1) * n]
+        shard = f"time_{name.replace(':', '_')}_{i}"
         cmd = ["taskset", "-c", ",".join(map(str, cpus)), sys.executable, str(ROOT / "tools" / "ggml_suite.py"),
-               "time", str(SHARDS / f"time_{op}_{i}.json"), "-o", op, "--timeout", str(seconds)]
+               "time", str(SHARDS / f"{shard}.json"), "-o", name.split(":")[0], "--timeout", str(seconds)]
         if regex:
             cmd += ["-p", regex]
-        subprocess.Popen(cmd, stdout=open(SHARDS / f"time_{op}_{i}.log", "w"), stderr=subprocess.STDOUT,
+        subprocess.Popen(cmd, stdout=open(SHARDS / f"{shard}.log", "w"), stderr=subprocess.STDOUT,
                          env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(n)),
                          start_new_session=True, cwd=ROOT)
 

@@ -75,6 +75,7 @@ class Collectives:
         self.work_size = 0
         self._work_names: dict = {}
         self.item_slots: dict = {}        # item -> [(register type, slot type, row pointer)]
+        self.item_blocks: set = set()     # items whose rows are one block, consecutive rows of one type
         self.res_blocks: dict = {}        # resident key -> (pointer, llvm type, rows)
         self.entry_fills: list[str] = []
         self._pending_edges: list = []
@@ -165,6 +166,8 @@ class Collectives:
             for t, row in zip(types, rows):
                 s.append((t, _SLOT[t][0], row))
             self.item_slots[x] = s
+            if len(set(types)) == 1:
+                self.item_blocks.add(x)
         return s
 
     def _rows_together(self, types, name) -> list[str]:
@@ -516,6 +519,11 @@ done:
         if vid in self.resident:
             p, et, _ = self.resident_block(vid)
             self.emit(f"call void {self._widen_helper(et, False)}(ptr {dst}, ptr {p}, i64 {n * self.W})")
+        elif vid in self.crossing and vid in self.item_blocks:
+            # its rows are one block [n, W] (slots_of): one widening copy, not one per leaf (a
+            # tensor layout's 11 leaves at every collective that reads it)
+            (_, st, row), *_ = self._lane_rows(vid)
+            self.emit(f"call void {self._widen_helper(st, False)}(ptr {dst}, ptr {row}, i64 {n * self.W})")
         elif vid in self.crossing:
             for j, (t, st, row) in enumerate(self._lane_rows(vid)):
                 d = self.op(f"getelementptr i64, ptr {dst}, i64 {j * self.W}")

@@ -404,8 +404,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         fn.cbr(self.op(f"and i1 {cond}, {fresh}"), first, done)
         fn.block(first)
         d = list(details) + ["0"] * (4 - len(details))
-        for k, v in enumerate([str(site), self.wg_reg, lane] + d[:4] + [case]):
-            self.emit(f"store i64 {v}, ptr {self.op(f'getelementptr i64, ptr %err, i64 {base + k}')}")
+        args = ", ".join(f"i64 {v}" for v in [str(site), self.wg_reg, lane] + d[:4] + [case])
+        self.emit(f"call void {self.helper('warn_record')}(ptr {rec}, {args})")
         fn.br(done)
         fn.block(done)
 

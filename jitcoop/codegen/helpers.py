@@ -227,27 +227,6 @@ fine:
   call void @jc.resume(ptr %state, i64 %n, i32 %wait, i32 %to)
   ret i64 -1
 }""",
-    # A diagnostic's record (emitter.warn_if: its site, workgroup, lane, four details and case),
-    # written the first time its rule is broken: out of line, since a production kernel has
-    # dozens of such sites and each would otherwise be eight address computations and stores
-    "warn_record": """define internal void @jc.warn_record(ptr %rec, i64 %site, i64 %wg, i64 %lane, i64 %d0, i64 %d1, i64 %d2, i64 %d3, i64 %case) noinline cold {
-  store i64 %site, ptr %rec
-  %p1 = getelementptr i64, ptr %rec, i64 1
-  store i64 %wg, ptr %p1
-  %p2 = getelementptr i64, ptr %rec, i64 2
-  store i64 %lane, ptr %p2
-  %p3 = getelementptr i64, ptr %rec, i64 3
-  store i64 %d0, ptr %p3
-  %p4 = getelementptr i64, ptr %rec, i64 4
-  store i64 %d1, ptr %p4
-  %p5 = getelementptr i64, ptr %rec, i64 5
-  store i64 %d2, ptr %p5
-  %p6 = getelementptr i64, ptr %rec, i64 6
-  store i64 %d3, ptr %p6
-  %p7 = getelementptr i64, ptr %rec, i64 7
-  store i64 %case, ptr %p7
-  ret void
-}""",
     # n int64 values of `v` from p on (an operand row of a collective filled with one value)
     "fill_i64": """define internal void @jc.fill_i64(ptr %p, i64 %n, i64 %v) noinline {
 entry:
@@ -473,6 +452,17 @@ done:
 
 _NONE = 1073741824       # larger than any collective index
 # The earliest collective any lane waits at (-1: every lane has finished): a min reduction.
+# A diagnostic's record (emitter.warn_if: its site, workgroup, lane, four details and case),
+# written the first time its rule is broken: out of line, since a production kernel has dozens
+# of such sites and each would otherwise be eight address computations and stores
+_RECORD = ("site", "wg", "lane", "d0", "d1", "d2", "d3", "case")
+HELPERS["warn_record"] = (
+    "define internal void @jc.warn_record(ptr %rec, " + ", ".join(f"i64 %{w}" for w in _RECORD)
+    + ") noinline cold {\n"
+    + "".join(f"  %p{k} = getelementptr i64, ptr %rec, i64 {k}\n  store i64 %{w}, ptr %p{k}\n"
+              for k, w in enumerate(_RECORD))
+    + "  ret void\n}")
+
 HELPERS["next"] = _state_scan(
     "i32 @jc.next(ptr %state, i64 %n)", "",
     """  {p}w = icmp sle {T} {p}s, {cm2}

@@ -450,8 +450,6 @@ done:
 }}"""
 
 
-_NONE = 1073741824       # larger than any collective index
-# The earliest collective any lane waits at (-1: every lane has finished): a min reduction.
 # A diagnostic's record (emitter.warn_if: its site, workgroup, lane, four details and case),
 # written the first time its rule is broken: out of line, since a production kernel has dozens
 # of such sites and each would otherwise be eight address computations and stores
@@ -463,6 +461,8 @@ HELPERS["warn_record"] = (
               for k, w in enumerate(_RECORD))
     + "  ret void\n}")
 
+_NONE = 1073741824       # larger than any collective index
+# The earliest collective any lane waits at (-1: every lane has finished): a min reduction.
 HELPERS["next"] = _state_scan(
     "i32 @jc.next(ptr %state, i64 %n)", "",
     """  {p}w = icmp sle {T} {p}s, {cm2}

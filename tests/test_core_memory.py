@@ -149,6 +149,41 @@ def test_float_copies_move_the_bits():
     assert np.isnan(of[~ok]).all()
 
 
+@pytest.mark.parametrize("tier", ["fast", "optimized"])
+def test_whole_values_of_16_bit_floats_convert_each_element(tier):
+    """A value of sixteen float16 (or bfloat16) elements loaded and stored whole is moved eight
+    elements at a time (one vector conversion each): every element widens exactly (NaN payloads
+    and signalling bits kept, as numpy's widening keeps them; -0, subnormals, infinities), and
+    2x rounds to nearest even on the way back, a NaN staying a NaN."""
+    import ml_dtypes
+    rng = np.random.default_rng(11)
+    n = 128
+    ih = rng.integers(0, 1 << 16, (n, 16)).astype(np.uint16)
+    ib = rng.integers(0, 1 << 16, (n, 16)).astype(np.uint16)
+    ih[0] = [0x7C01, 0xFC01, 0x7D55, 0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x8000,
+             0x0000, 0x0001, 0x83FF, 0x7BFF, 0x3C00, 0x3555, 0x0400, 0x7BFE]
+    ib[0] = [0x7F81, 0xFF81, 0x7FA5, 0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x8000,
+             0x0001, 0x807F, 0x7F7F, 0x0080, 0x3F80, 0x3EAB, 0x7F00, 0x7F7E]
+    of = np.zeros(32 * n, np.float32)
+    oh, ob = np.zeros((n, 16), np.uint16), np.zeros((n, 16), np.uint16)
+    k = jitcoop.Device().load(SHADERS / "core" / "half_runs.spv").kernel(tier=tier)
+    assert "@jc.f16_to_f32.v8" in k.source and "@jc.f32_to_bf16.v8" in k.source
+    k.dispatch(n // 64, {0: ih, 1: ib, 2: of, 3: oh, 4: ob})
+
+    wide_h = ih.view(np.float16).astype(np.float32)            # numpy keeps NaN payloads
+    wide_b = (ib.astype(np.uint32) << 16).view(np.float32)
+    got = of.reshape(n, 32).view(np.uint32)
+    np.testing.assert_array_equal(got[:, :16], wide_h.view(np.uint32))
+    np.testing.assert_array_equal(got[:, 16:], wide_b.view(np.uint32))
+    with np.errstate(over="ignore", invalid="ignore"):
+        want_h = (wide_h * 2).astype(np.float16)
+        want_b = (wide_b * 2).astype(ml_dtypes.bfloat16)
+    for out, want in ((oh.view(np.float16), want_h), (ob.view(ml_dtypes.bfloat16), want_b)):
+        nan = np.isnan(want.astype(np.float32))
+        np.testing.assert_array_equal(np.isnan(out.astype(np.float32)), nan)
+        np.testing.assert_array_equal(out.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("fail_from", [1, 2000, 32767])
 def test_a_failed_dispatch_leaves_large_buffers_as_they_were(threads, fail_from):

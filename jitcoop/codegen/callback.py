@@ -158,9 +158,7 @@ class CallbackGen(KernelGen):
             if v in self.promoted:
                 self.var_store(v, 0, self.vals(init) if init is not None else [lit(0, s) for s in self.leaf_types(t)])
             elif init is not None:
-                p = self.ptr(v, var_ins)
-                for (s, off), e in zip(leaves(t), self.vals(init)):
-                    self.store_leaf(s, self.addr_plus(p.addr, off), e)
+                self.store_leaves(leaves(t), self.ptr(v, var_ins).addr, self.vals(init))
 
     def _zero(self) -> list[str]:
         return [] if self.rett == "void" else [lit(0, s) for s, _ in leaves(self.ret)]
@@ -191,6 +189,10 @@ class CallbackGen(KernelGen):
                                                   name=self.m.name_of(self.fid))
             self.counter_add(self.bytes_slot, str(s.size))
         return super().load_leaf(s, addr, raw)
+
+    def load_leaves(self, lv, addr: str, raw: bool = False) -> list[str]:
+        # one leaf at a time, each counted (a decode function reads a few scalars)
+        return [self.load_leaf(s, self.addr_plus(addr, off), raw) for s, off in lv]
 
 
 def vector_form(text: str, G: int, declare):

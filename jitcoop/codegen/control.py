@@ -88,9 +88,7 @@ class ControlFlow:
                 src = self.vals(init) if init is not None else [lit(0, s) for s in self.leaf_types(t)]
                 self.var_store(v, 0, src)
             elif init is not None:
-                p = self.ptr(v, var_ins)
-                for (s, off), e in zip(leaves(t), self.vals(init)):
-                    self.store_leaf(s, self.addr_plus(p.addr, off), e)
+                self.store_leaves(leaves(t), self.ptr(v, var_ins).addr, self.vals(init))
 
     def _note(self, ins: Instruction):
         """A comment naming the SPIR-V instruction whose code follows (annotated dumps)."""

@@ -520,10 +520,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             if len(var_ins.operands) < 2:
                 continue
             with self.at("wg_tail"):
-                p = self.ptr(v, var_ins)
                 t = self.var_types[v].pointee
-                for (s, off), e in zip(leaves(t), self.vals(var_ins.operands[1])):
-                    self.store_leaf(s, self.addr_plus(p.addr, off), e)
+                self.store_leaves(leaves(t), self.ptr(v, var_ins).addr, self.vals(var_ins.operands[1]))
 
     def _emit_body(self):
         """The lane loop (and, with collectives, the scheduler around it)."""

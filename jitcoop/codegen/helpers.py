@@ -15,39 +15,6 @@ start), -1 has finished, -2 - c waits at collective c.
 from __future__ import annotations
 
 HELPERS = {
-    # float16 bits -> float32, NaN payloads kept (fpext quiets a signalling NaN)
-    "f16_to_f32": """define internal float @jc.f16_to_f32(i16 %h) alwaysinline {
-  %hh = bitcast i16 %h to half
-  %f = fpext half %hh to float
-  %hx = zext i16 %h to i32
-  %a = and i32 %hx, 32767
-  %isnan = icmp ugt i32 %a, 31744
-  %s = and i32 %hx, 32768
-  %s1 = shl i32 %s, 16
-  %m = and i32 %hx, 1023
-  %m1 = shl i32 %m, 13
-  %n0 = or i32 %s1, 2139095040
-  %n = or i32 %n0, %m1
-  %fb = bitcast float %f to i32
-  %r = select i1 %isnan, i32 %n, i32 %fb
-  %rf = bitcast i32 %r to float
-  ret float %rf
-}""",
-    # float32 -> float16 bits, round to nearest even; NaN -> 0x7E00 with the sign
-    "f32_to_f16": """define internal i16 @jc.f32_to_f16(float %x) alwaysinline {
-  %h = fptrunc float %x to half
-  %hb = bitcast half %h to i16
-  %b = bitcast float %x to i32
-  %a = and i32 %b, 2147483647
-  %isnan = icmp ugt i32 %a, 2139095040
-  %s = lshr i32 %b, 16
-  %s1 = and i32 %s, 32768
-  %n = or i32 %s1, 32256
-  %n16 = trunc i32 %n to i16
-  %r = select i1 %isnan, i16 %n16, i16 %hb
-  ret i16 %r
-}""",
-    # float32 -> float16 -> float32; a NaN comes back quiet without payload (0x7FC00000 | sign)
     "round_f16": """define internal float @jc.round_f16(float %x) alwaysinline {
   %h = fptrunc float %x to half
   %f = fpext half %h to float
@@ -60,28 +27,6 @@ HELPERS = {
   %r = select i1 %isnan, i32 %n, i32 %fb
   %rf = bitcast i32 %r to float
   ret float %rf
-}""",
-    # bfloat16: the top half of a float32; round to nearest even, a NaN keeps its sign and top
-    # payload bits and is quieted (0x0040)
-    "f32_to_bf16": """define internal i16 @jc.f32_to_bf16(float %x) alwaysinline {
-  %b = bitcast float %x to i32
-  %a = and i32 %b, 2147483647
-  %isnan = icmp ugt i32 %a, 2139095040
-  %q = lshr i32 %b, 16
-  %qn = or i32 %q, 64
-  %odd = and i32 %q, 1
-  %r0 = add i32 %b, 32767
-  %r1 = add i32 %r0, %odd
-  %r2 = lshr i32 %r1, 16
-  %r = select i1 %isnan, i32 %qn, i32 %r2
-  %r16 = trunc i32 %r to i16
-  ret i16 %r16
-}""",
-    "bf16_to_f32": """define internal float @jc.bf16_to_f32(i16 %h) alwaysinline {
-  %x = zext i16 %h to i32
-  %b = shl i32 %x, 16
-  %f = bitcast i32 %b to float
-  ret float %f
 }""",
     "round_bf16": """define internal float @jc.round_bf16(float %x) alwaysinline {
   %h = call i16 @jc.f32_to_bf16(float %x)
@@ -387,6 +332,100 @@ done:
   ret i64 %c1
 }""",
 }
+
+
+def _element_types(n: int | None):
+    """The types and constants of a conversion's body: scalars, or vectors of n of them (the
+    same instructions, a vector of elements converted at once)."""
+    ty = (lambda t: t) if n is None else (lambda t: f"<{n} x {t}>")
+    const = (lambda t, k: str(k)) if n is None else (lambda t, k: f"splat ({t} {k})")
+    return ty, const
+
+
+def _f16_to_f32(n: int | None = None) -> str:
+    """float16 bits -> float32, NaN payloads kept (fpext quiets a signalling NaN)."""
+    T, K = _element_types(n)
+    name = "f16_to_f32" + (f".v{n}" if n else "")
+    return f"""define internal {T('float')} @jc.{name}({T('i16')} %h) alwaysinline {{
+  %hh = bitcast {T('i16')} %h to {T('half')}
+  %f = fpext {T('half')} %hh to {T('float')}
+  %hx = zext {T('i16')} %h to {T('i32')}
+  %a = and {T('i32')} %hx, {K('i32', 32767)}
+  %isnan = icmp ugt {T('i32')} %a, {K('i32', 31744)}
+  %s = and {T('i32')} %hx, {K('i32', 32768)}
+  %s1 = shl {T('i32')} %s, {K('i32', 16)}
+  %m = and {T('i32')} %hx, {K('i32', 1023)}
+  %m1 = shl {T('i32')} %m, {K('i32', 13)}
+  %n0 = or {T('i32')} %s1, {K('i32', 2139095040)}
+  %n = or {T('i32')} %n0, %m1
+  %fb = bitcast {T('float')} %f to {T('i32')}
+  %r = select {T('i1')} %isnan, {T('i32')} %n, {T('i32')} %fb
+  %rf = bitcast {T('i32')} %r to {T('float')}
+  ret {T('float')} %rf
+}}"""
+
+
+def _f32_to_f16(n: int | None = None) -> str:
+    """float32 -> float16 bits, round to nearest even; NaN -> 0x7E00 with the sign."""
+    T, K = _element_types(n)
+    name = "f32_to_f16" + (f".v{n}" if n else "")
+    return f"""define internal {T('i16')} @jc.{name}({T('float')} %x) alwaysinline {{
+  %h = fptrunc {T('float')} %x to {T('half')}
+  %hb = bitcast {T('half')} %h to {T('i16')}
+  %b = bitcast {T('float')} %x to {T('i32')}
+  %a = and {T('i32')} %b, {K('i32', 2147483647)}
+  %isnan = icmp ugt {T('i32')} %a, {K('i32', 2139095040)}
+  %s = lshr {T('i32')} %b, {K('i32', 16)}
+  %s1 = and {T('i32')} %s, {K('i32', 32768)}
+  %n = or {T('i32')} %s1, {K('i32', 32256)}
+  %n16 = trunc {T('i32')} %n to {T('i16')}
+  %r = select {T('i1')} %isnan, {T('i16')} %n16, {T('i16')} %hb
+  ret {T('i16')} %r
+}}"""
+
+
+def _f32_to_bf16(n: int | None = None) -> str:
+    """bfloat16: the top half of a float32; round to nearest even, a NaN keeps its sign and top
+    payload bits and is quieted (0x0040)."""
+    T, K = _element_types(n)
+    name = "f32_to_bf16" + (f".v{n}" if n else "")
+    return f"""define internal {T('i16')} @jc.{name}({T('float')} %x) alwaysinline {{
+  %b = bitcast {T('float')} %x to {T('i32')}
+  %a = and {T('i32')} %b, {K('i32', 2147483647)}
+  %isnan = icmp ugt {T('i32')} %a, {K('i32', 2139095040)}
+  %q = lshr {T('i32')} %b, {K('i32', 16)}
+  %qn = or {T('i32')} %q, {K('i32', 64)}
+  %odd = and {T('i32')} %q, {K('i32', 1)}
+  %r0 = add {T('i32')} %b, {K('i32', 32767)}
+  %r1 = add {T('i32')} %r0, %odd
+  %r2 = lshr {T('i32')} %r1, {K('i32', 16)}
+  %r = select {T('i1')} %isnan, {T('i32')} %qn, {T('i32')} %r2
+  %r16 = trunc {T('i32')} %r to {T('i16')}
+  ret {T('i16')} %r16
+}}"""
+
+
+def _bf16_to_f32(n: int | None = None) -> str:
+    T, K = _element_types(n)
+    name = "bf16_to_f32" + (f".v{n}" if n else "")
+    return f"""define internal {T('float')} @jc.{name}({T('i16')} %h) alwaysinline {{
+  %x = zext {T('i16')} %h to {T('i32')}
+  %b = shl {T('i32')} %x, {K('i32', 16)}
+  %f = bitcast {T('i32')} %b to {T('float')}
+  ret {T('float')} %f
+}}"""
+
+
+# The conversions between 16-bit floats' memory bits and the float32 registers they are held
+# in, for one element and for CONVERT_WIDTH at once: a matrix kept in memory is moved in vectors
+# of that many elements (jitcoop.codegen.memory), one conversion each instead of one per
+# element, which is most of what LLVM has to compile in a kernel that moves such a matrix often.
+CONVERT_WIDTH = 8
+CONVERSIONS = {"f16_to_f32": _f16_to_f32, "f32_to_f16": _f32_to_f16, "f32_to_bf16": _f32_to_bf16,
+               "bf16_to_f32": _bf16_to_f32}
+for _name, _make in CONVERSIONS.items():
+    HELPERS[_name] = _make()
+    HELPERS[f"{_name}.v{CONVERT_WIDTH}"] = _make(CONVERT_WIDTH)
 
 def _state_scan(sig: str, setup: str, step: str, acc=None, finish: str = "", consts=None) -> str:
     """A helper that walks the n lane states at %state, 8 at a time in explicit vector code, then

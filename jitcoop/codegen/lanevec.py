@@ -48,7 +48,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from . import lane_strides as strides
-from .llvm import SIZES, Phi
+from .llvm import SIZES, Either, Phi
 
 
 # Instructions without effects: guards of loads with only these (and stores to allocas) between
@@ -479,6 +479,8 @@ def _flat_lines(lines) -> list:
     for ln in lines:
         if isinstance(ln, list):
             out.extend("  " + x for x in ln)
+        elif isinstance(ln, Either):
+            out.extend(ln.scalar)
         else:
             out.append(ln)
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import struct
+from contextlib import contextmanager
 
 from ..spirv.types import Scalar
 
@@ -109,6 +110,19 @@ class Phi:
         return f"  {self.name} = phi {self.t} {inc}"
 
 
+class Either:
+    """Two spellings of the same lines: `vector`, what the function renders (a run of elements
+    moved and converted as one LLVM vector), and `scalar`, one element at a time, what the
+    lane-group pass reads (its vector copy widens scalars across invocations; an LLVM vector
+    there would be work done once per invocation). Both define the same result names."""
+
+    def __init__(self, vector: list[str], scalar: list[str]):
+        self.vector, self.scalar = vector, scalar
+
+    def render(self) -> str:
+        return "\n".join(self.vector)
+
+
 class Function:
     """One LLVM function under construction: blocks of lines, fresh names, allocas in the entry.
 
@@ -154,12 +168,26 @@ class Function:
         self._lines.append(part)
         return part
 
+    @contextmanager
+    def capture(self):
+        """Lines emitted inside go to the list it yields rather than to the current block."""
+        saved = self._lines
+        self._lines = part = []
+        try:
+            yield part
+        finally:
+            self._lines = saved
+
+    def either(self, vector: list[str], scalar: list[str]):
+        """Place two spellings of the same lines here (Either)."""
+        self._lines.append(Either(vector, scalar))
+
     @property
     def terminated(self) -> bool:
         if not self._lines:
             return False
         last = self._lines[-1]
-        if isinstance(last, (Phi, list)):
+        if isinstance(last, (Phi, list, Either)):
             return False
         s = last.lstrip()
         return s.startswith(("br ", "ret ", "ret\n", "switch ", "unreachable")) or s == "ret void"
@@ -196,6 +224,8 @@ class Function:
             for x in lines:
                 if isinstance(x, list):
                     count(x)
+                elif isinstance(x, Either):       # as the lane-group pass would read it
+                    count(x.scalar)
                 elif isinstance(x, str):
                     s = x.lstrip()
                     if s and not s.startswith(";"):
@@ -223,6 +253,6 @@ class Function:
                 if isinstance(ln, list):
                     out.extend("  " + x for x in ln)
                 else:
-                    out.append(ln.render() if isinstance(ln, Phi) else ln)
+                    out.append(ln.render() if isinstance(ln, (Phi, Either)) else ln)
         out.append("}")
         return "\n".join(out)

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from ..errors import SpirvError
 from ..spirv.types import size_of
+from .helpers import CONVERT_WIDTH
 from .llvm import mem_ty
 from .meta import Ptr
 
@@ -144,6 +145,68 @@ class Memory:
         p = self.op(f"inttoptr i64 {addr} to ptr")
         self.emit(f"store {mt} {v if raw else self.to_mem(v, s)}, ptr {p}, align 1")
 
+    def load_leaves(self, lv, addr: str, raw: bool = False) -> list[str]:
+        """The leaves (scalar, byte offset) of a value in memory at addr, in order. A run of
+        CONVERT_WIDTH adjacent 16-bit floats is loaded as one vector and converted at once (with
+        its one-at-a-time spelling beside it for the lane-group pass: llvm.Either)."""
+        vals = [None] * len(lv)
+        n = CONVERT_WIDTH
+        vt = f"<{n} x float>"
+        for i in self._converted_runs(lv, raw):
+            s, off = lv[i]
+            with self.fn.capture() as scalar:
+                vals[i:i + n] = [self.load_leaf(s, self.addr_plus(addr, o)) for _, o in lv[i:i + n]]
+            with self.fn.capture() as vector:
+                p = self.op(f"inttoptr i64 {self.addr_plus(addr, off)} to ptr")
+                m = self.op(f"load <{n} x i16>, ptr {p}, align 1")
+                f = self.op(f"call {vt} {self.helper(_to_f32(s) + f'.v{n}')}(<{n} x i16> {m})")
+                for k in range(n):
+                    self.emit(f"{vals[i + k]} = extractelement {vt} {f}, i64 {k}")
+            self.fn.either(vector, scalar)
+        return [v if v is not None else self.load_leaf(s, self.addr_plus(addr, off), raw)
+                for v, (s, off) in zip(vals, lv)]
+
+    def store_leaves(self, lv, addr: str, vals: list[str], raw: bool = False):
+        """Store a value's leaves (scalar, byte offset) at addr, runs of 16-bit floats as vectors
+        (load_leaves)."""
+        n = CONVERT_WIDTH
+        vt = f"<{n} x float>"
+        runs = set()
+        for i in self._converted_runs(lv, raw):
+            s, off = lv[i]
+            with self.fn.capture() as scalar:
+                for (_, o), v in zip(lv[i:i + n], vals[i:i + n]):
+                    self.store_leaf(s, self.addr_plus(addr, o), v)
+            with self.fn.capture() as vector:
+                acc = "poison"
+                for k in range(n):
+                    acc = self.op(f"insertelement {vt} {acc}, float {vals[i + k]}, i64 {k}")
+                m = self.op(f"call <{n} x i16> {self.helper(_from_f32(s) + f'.v{n}')}({vt} {acc})")
+                p = self.op(f"inttoptr i64 {self.addr_plus(addr, off)} to ptr")
+                self.emit(f"store <{n} x i16> {m}, ptr {p}, align 1")
+            self.fn.either(vector, scalar)
+            runs.update(range(i, i + n))
+        for i, ((s, off), v) in enumerate(zip(lv, vals)):
+            if i not in runs:
+                self.store_leaf(s, self.addr_plus(addr, off), v, raw)
+
+    @staticmethod
+    def _converted_runs(lv, raw: bool):
+        """Where runs of CONVERT_WIDTH leaves start that are the same 16-bit float, each right
+        after the one before in memory (a matrix's or an array's elements). A raw move keeps
+        the bits and converts nothing."""
+        if raw:
+            return
+        i = 0
+        while i + CONVERT_WIDTH <= len(lv):
+            s, off = lv[i]
+            if s.kind == "float" and s.width == 16 and all(
+                    lv[i + k] == (s, off + k * s.size) for k in range(1, CONVERT_WIDTH)):
+                yield i
+                i += CONVERT_WIDTH
+            else:
+                i += 1
+
     def from_mem(self, m: str, s) -> str:
         """A register value of scalar s from its memory form."""
         if s.kind == "bool":
@@ -167,3 +230,13 @@ class Memory:
             return self.lib_scalar(f"jitcoop.kernels.formats:f32_to_{s.encoding}", [("f32", v), ("b", "false")],
                                    "i8")
         return v
+
+
+def _to_f32(s) -> str:
+    """The helper that widens a 16-bit float's memory bits to the float32 it is held in."""
+    return "bf16_to_f32" if s.encoding == "bf16" else "f16_to_f32"
+
+
+def _from_f32(s) -> str:
+    return "f32_to_bf16" if s.encoding == "bf16" else "f32_to_f16"
+

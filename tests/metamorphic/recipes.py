@@ -207,6 +207,15 @@ def _bitcopy(r):
     return Dispatch(4, {0: ih, 1: ib, 2: i4, 3: i5, **{4 + i: o for i, o in enumerate(outs)}})
 
 
+@recipe(T + "core/half_runs.spv")
+def _half_runs(r):
+    # finite values only, as bitcopy's
+    ih = r.normal(128 * 16, np.float16, 100).view(np.uint16)
+    ib = (r.normal(128 * 16, np.float32, 100).view(np.uint32) >> 16).astype(np.uint16)
+    return Dispatch(2, {0: ih, 1: ib, 2: np.zeros(32 * 128, np.float32), 3: np.zeros(128 * 16, np.uint16),
+                        4: np.zeros(128 * 16, np.uint16)})
+
+
 @recipe(T + "core/spec.spv", spec={0: 16, 1: 2, 2: 1, 3: 1})
 def _spec(r):
     return Dispatch(3, {0: np.zeros(2 * 16 * 3, np.uint32)}, push=struct.pack("<I", 100))

@@ -150,7 +150,7 @@ def _load(em, ins):
     lv = _leaves(rt, p.member, es)
     addr = em.check_range(ins, p, p.addr, _span(rt, p.member, es))
     raw = ins.result in em.bit_moves
-    vals = [em.load_leaf(s, em.addr_plus(addr, off), raw) for s, off in lv]
+    vals = em.load_leaves(lv, addr, raw)
     if isinstance(rt, Pointer):
         em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=vals[0], root=None))
         return
@@ -176,8 +176,7 @@ def _store(em, ins):
     lv = _leaves(t, p.member, es)
     addr = em.check_range(ins, p, p.addr, _span(t, p.member, es), write=True)
     raw = ins.operands[1] in em.bit_moves
-    for (s, off), v in zip(lv, src):
-        em.store_leaf(s, em.addr_plus(addr, off), v, raw)
+    em.store_leaves(lv, addr, src, raw)
     if p.storage == "PhysicalStorageBuffer" or p.root is None:
         em.meta.writes_physical = True
 
@@ -207,7 +206,7 @@ def _read(em, ins, p):
         return em.var_leaves(p.var, p.leaf, n_leaves(p.pointee))
     lv = _leaves(p.pointee, p.member, p.elem_stride)
     addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
-    return [em.load_leaf(s, em.addr_plus(addr, off)) for s, off in lv]
+    return em.load_leaves(lv, addr)
 
 
 def _write(em, ins, p, vals):
@@ -216,8 +215,7 @@ def _write(em, ins, p, vals):
         return
     lv = _leaves(p.pointee, p.member, p.elem_stride)
     addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride), write=True)
-    for (s, off), v in zip(lv, vals):
-        em.store_leaf(s, em.addr_plus(addr, off), v)
+    em.store_leaves(lv, addr, vals)
 
 
 @rule("OpArrayLength")

@@ -120,7 +120,7 @@ def _load(em, ins):
                          **ins.where())
     s = t.elem
     q = _address(em, ins, ins.operands[0], ins.operands[1], t.n * s.size)
-    em.define(ins, [em.load_leaf(s, em.addr_plus(q.addr, i * s.size)) for i in range(t.n)])
+    em.define(ins, em.load_leaves([(s, i * s.size) for i in range(t.n)], q.addr))
 
 
 @rule("OpCooperativeVectorStoreNV")
@@ -128,8 +128,7 @@ def _store(em, ins):
     t = _coopvec(em, ins, ins.operands[2], "Object")
     s = t.elem
     q = _address(em, ins, ins.operands[0], ins.operands[1], t.n * s.size)
-    for i, v in enumerate(em.vals(ins.operands[2])):
-        em.store_leaf(s, em.addr_plus(q.addr, i * s.size), v)
+    em.store_leaves([(s, i * s.size) for i in range(t.n)], q.addr, em.vals(ins.operands[2]))
     if q.storage == "PhysicalStorageBuffer" or q.root is None:
         em.meta.writes_physical = True
 

@@ -158,10 +158,13 @@ class Items:
         return x
 
     def _mem_pointer(self, x) -> bool:
-        """Whether a pointer value is an address (not a promoted variable, built-in or matrix
+        """Whether a pointer value is a runtime value: an address, or the index of a component of
+        a matrix variable in slot rows (not a promoted variable, built-in or a whole matrix
         variable, whose pointers are compile-time facts)."""
         g = self.g
         d = g.ff.defs.get(x)
+        if d is not None and d.opname in ACCESS_CHAINS and d.operands[0] in g.resident_vars:
+            return not g.spec.is_const(d.operands[1])
         seen = 0
         while d is not None and d.opname in ACCESS_CHAINS and seen < 64:
             x = d.operands[0]

@@ -6,7 +6,8 @@ instructions read and write it in place, lane code reads and writes its own colu
 spilled or reloaded at collectives. *Resident* are every value a collective instruction produces,
 loads of matrix variables, phis and copies of them, every matrix value whose fragment is longer
 than `long` components (its instructions run as loops over the components:
-codegen/element_loops.py), and Function/Private matrix variables only loaded and stored whole.
+codegen/element_loops.py), and Function/Private matrix variables only loaded and stored whole or
+a component at a time.
 
 Coalescing gives two values one block where that is safe, so that no copy is made:
 - a loop's resident phi and the value it takes on the back edge (the accumulator of a K loop:
@@ -51,14 +52,44 @@ def whole_vars(ctx: Context, promoted: set, var_types: dict) -> set:
     return out
 
 
+def component_vars(ctx: Context, in_memory: set, var_types: dict) -> set:
+    """Matrix variables in memory (an index that is not a constant picks their components, so
+    they are not promoted) whose every use is a whole load or store, or an access chain to one
+    component that is only loaded and stored: they live in slot rows too, lane code reading and
+    writing its own column's component (an accumulator clamped element by element between its
+    MulAdds and its store, as ggml's matrix products do, would otherwise be copied through
+    memory and per-lane slots at each collective)."""
+    out = set()
+    for v in in_memory:
+        if not _kind(var_types[v].pointee):
+            continue
+        ok = True
+        for u in ctx.users.get(v, ()):
+            if (u.opname == "OpLoad" and u.operands[0] == v) or \
+                    (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v):
+                continue
+            if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == v \
+                    and len(u.operands) == 2 and all(
+                        (w.opname == "OpLoad" and w.operands[0] == u.result)
+                        or (w.opname == "OpStore" and w.operands[0] == u.result and w.operands[1] != u.result)
+                        for w in ctx.users.get(u.result, ())):
+                continue
+            ok = False
+            break
+        if ok:
+            out.add(v)
+    return out
+
+
 def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set,
-         every: bool = False, long: int | None = None) -> Residency:
+         every: bool = False, long: int | None = None, in_memory: set = frozenset()) -> Residency:
     """Residency of the flat function; `promoted` loses the matrix variables that become resident.
     `every`: every matrix value lives in slot rows (lane-invariant kernels run lane code on
     matrices over every lane's column: analysis/invariance.py); `long`: so does every matrix value
-    of more components per invocation than that."""
+    of more components per invocation than that. `in_memory`: the Function variables not
+    promoted (component_vars)."""
     res = Residency()
-    res.resident_vars = whole_vars(ctx, promoted, var_types)
+    res.resident_vars = whole_vars(ctx, promoted, var_types) | component_vars(ctx, in_memory, var_types)
     promoted -= res.resident_vars
     for b in ctx.ff.blocks:
         for ins in b.instrs:
@@ -227,12 +258,17 @@ def coalesce_vars(ctx: Context, res: Residency, var_types: dict):
             lab = nxt.get(lab)
     defs = {}
     acc = {}                    # variable -> [(run, pos, instruction)] of its loads and stores
+    component = {ins.result: ins.operands[0] for b in blocks for ins in b.instrs     # component_vars
+                 if ins.opname in ("OpAccessChain", "OpInBoundsAccessChain")
+                 and ins.operands[0] in res.resident_vars}
     for b in blocks:
         for ins in b.instrs:
             if ins.result is not None:
                 defs[ins.result] = ins
-            if ins.opname in ("OpLoad", "OpStore") and ins.operands[0] in res.resident_vars:
-                acc.setdefault(ins.operands[0], []).append(where.get(id(ins), (None, 0)) + (ins,))
+            if ins.opname in ("OpLoad", "OpStore"):
+                x = component.get(ins.operands[0], ins.operands[0])
+                if x in res.resident_vars:
+                    acc.setdefault(x, []).append(where.get(id(ins), (None, 0)) + (ins,))
 
     def uses_in_run(v, run, after):
         out = []

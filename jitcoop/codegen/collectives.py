@@ -257,6 +257,23 @@ class Collectives:
         p, et, _ = self.resident_block(x)
         return self.op(f"load {et}, ptr {self._res_elem(p, et, e)}")
 
+    def resident_store_component(self, x, e: str, v: str):
+        """Store the current lane's component e (an i64 operand) of a resident variable."""
+        p, et, _ = self.resident_block(x)
+        self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
+
+    def checked_component(self, ins, p) -> str:
+        """The index of a "res_elem" pointer's component, failing the lane where it is past the
+        end of the fragment (a constant index was checked when the access chain was made)."""
+        e = p.addr
+        if e.lstrip("-").isdigit() or self.options.unchecked:
+            return e
+        n = self.resident_block(("var", p.var))[2]
+        bad = self.op(f"icmp uge i64 {e}, {n}")
+        self.fail_if(bad, ins, f"index {{d}} of a cooperative matrix component, past the {n} components "
+                               f"each invocation holds", details=(e,))
+        return e
+
     def resident_leaves(self, x) -> list[str]:
         """The current lane's elements of a resident value or variable."""
         p, et, n = self.resident_block(x)

@@ -194,7 +194,8 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
         self.meta.lanes_run = 1 if self.invariant else self.W
         self.meta.varying = self.varying
         self.res = matrices.find(ctx, v.promoted, v.var_types, set(R.COLLECTIVE), R.RESIDENT_DEFS,
-                                 every=self.invariant, long=self._long_fragment())
+                                 every=self.invariant, long=self._long_fragment(),
+                                 in_memory={f.result for f in self.ff.variables} - v.promoted)
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
                   if x not in v.promoted and x not in self.res.resident_vars]
         placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]

@@ -122,6 +122,14 @@ _LIBM = {"exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "asin", "ac
 # Hillis-Steele and Blelloch scans 1.4-1.9x, a cooperative-vector MatMul 1.0-1.3x as fast.
 VECTOR_SIZE = 2.5
 VECTOR_SIZE_SYNC = 4.5
+# The most instructions the kernel function may hold with its vector copy beside the scalar
+# code. LLVM's passes and code generator take about 0.1 ms of CPU an instruction at the
+# optimized tier, so a larger function passes the 3 s a production shader's optimized compile
+# aims at: ggml's 64 x 64 f16 matrix product tile (20,100 instructions and a copy of 25,400)
+# compiled in 4.8 s with lane groups and 2.3 s without, and ran 12-15% slower without them.
+# A copy is 1.1-9 times its lane code in the test corpus, so a function whose size and lane
+# code already pass the budget is turned down before the copy is made.
+LANE_GROUP_BUDGET = 28_000
 COSTLY_SHARE = 0.25     # the share of costly instructions (_LaneGroups.costly), and their number,
 COSTLY_MOST = 128       # past which lane groups are left out (each is several blocks of vector
                         # code: a shader of hundreds compiled 3-7 times slower, for little)
@@ -582,6 +590,7 @@ class _LaneGroups:
         if "lane.head" not in self.raw or "lane.go" not in self.raw:
             raise Unsupported("no lane loop")
         self._analyse()
+        self.within_budget(sum(len(self.blocks[lab].ins) for lab in self.region))
         # the cost model reads the shapes, which the guards' splits below keep (the speculated
         # loads and guarded widenings have theirs already): a kernel it turns down is turned
         # down before the splits and a second analysis, most of the time this module takes
@@ -1096,6 +1105,14 @@ class _LaneGroups:
         s = self.shape(lane)
         return (count == "1" and _affine(s) and s[1] == 1 and ins.args[-2][0] == "i64"
                 and all(self.shape(v) == U for _, v in rest))
+
+    def within_budget(self, copy: int):
+        """Turn down a function that would pass LANE_GROUP_BUDGET with a copy of `copy`
+        instructions."""
+        total = self.fn.size()[0]
+        if not self.p.force and total + copy > LANE_GROUP_BUDGET:
+            raise Unsupported(f"too large: {total:,} instructions and a vector copy of {copy:,} or more would pass "
+                              f"the {LANE_GROUP_BUDGET:,} the optimized tier compiles in about 3 s")
 
     def _worth_it(self):
         """Lane groups pay where most of the lane code becomes plain vector instructions; where
@@ -1642,6 +1659,7 @@ class _VecEmitter:
         if not lg.p.force and size > limit * region:
             raise Unsupported(f"not worth it: the vector copy would be {size / region:.1f} times the lane code "
                               "(memory accesses sorted out at run time, work run once per invocation)")
+        lg.within_budget(size)
         # phis: incoming values are computed at the end of each edge's block
         by_label = {lab: lines for lab, lines in self.new_blocks}
         for node, ph, s in self.phi_fill:

@@ -29,13 +29,13 @@ class Memory:
         if p is None:
             raise SpirvError(f"%{pid} is used as a pointer but is not one the generator knows",
                              **(ins.where() if ins is not None else {}))
-        if p.kind == "mem" and pid in self.homes:
+        if p.kind in ("mem", "res_elem") and pid in self.homes:
             return replace(p, addr=self.vals(pid)[0])
         return p
 
     def define_ptr(self, rid: int, p: Ptr):
         self.ptrs[rid] = p
-        if p.kind == "mem":
+        if p.kind in ("mem", "res_elem"):
             self.define_id(rid, [p.addr])
 
     def _var_ptr(self, v, ins) -> Ptr:

@@ -11,10 +11,12 @@ from ..spirv.types import Type
 class Ptr:
     """What the generator knows about a pointer value."""
     kind: str                 # "mem": an address; "var": part of a promoted variable; "res": a
-                              # matrix variable in slot rows; "builtin": an input built-in
+                              # matrix variable in slot rows, "res_elem": one of its components;
+                              # "builtin": an input built-in
     pointee: Type
     storage: str
-    addr: str = ""            # for "mem": the i64 operand of the address
+    addr: str = ""            # for "mem": the i64 operand of the address; for "res_elem": of the
+                              # component's index
     root: tuple | None = None  # for "mem": (base operand, size operand or int) of its object
     var: int = 0              # for "var"/"res"/"builtin": the variable id
     leaf: int = 0             # first leaf within the variable

@@ -770,6 +770,14 @@ def _wg_muladd(r):
                         2: r.normal((t, 64, 64), np.float32)})
 
 
+@recipe(T + "coopmat_wg/clamp_acc.spv", spec={0: 128}, profile="nvidia")
+def _clamp_acc(r):
+    steps = 3
+    a = r.ints((steps, 64, 16), np.int8, -2, 2).astype(np.float16)
+    b = r.ints((steps, 16, 64), np.int8, -2, 2).astype(np.float16)
+    return Dispatch(1, {0: a, 1: b, 2: np.zeros((64, 64), np.float16)}, push=struct.pack("<IfI", steps, 24.0, 0))
+
+
 @recipe(T + "coopmat_cli/lane_ids.spv", profile="nvidia")
 def _lane_ids(r):
     return Dispatch(1, {0: np.zeros(256, np.float32)})

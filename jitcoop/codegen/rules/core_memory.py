@@ -39,7 +39,8 @@ def _access_chain(em, ins):
         if ptr_chain:
             raise SpirvError("pointer arithmetic on a variable that is not in memory", **ins.where())
         if base.kind == "res":
-            raise SpirvError("an access chain into a cooperative matrix variable", **ins.where())
+            _matrix_component(em, ins, base)
+            return
         t, leaf = base.pointee, base.leaf
         for i in idx:
             # Such a variable is held as one value per leaf, so its components are picked at
@@ -108,6 +109,21 @@ def _access_chain(em, ins):
                                   root_name=base.root_name, descriptor=base.descriptor))
 
 
+def _matrix_component(em, ins, base):
+    """A pointer to one component of a matrix variable in slot rows (analysis/matrices.py's
+    component_vars): the component's index, checked where it is loaded or stored."""
+    if len(ins.operands) != 2:
+        raise SpirvError("an access chain into a cooperative matrix variable takes one index", **ins.where())
+    i = ins.operands[1]
+    if em.spec.is_const(i):
+        c = int(em.spec.scalar_const(i))
+        _check_component(ins, base.pointee, c)
+        e = str(c)
+    else:
+        e = _scaled_index(em, i, 1)
+    em.define_ptr(ins.result, replace(base, kind="res_elem", pointee=base.pointee.elem, addr=e))
+
+
 def _check_component(ins, t, c: int):
     """A constant index into a struct (or into a variable held in registers, whose components
     are its leaves) must name a component: a spec constant can pick one past the end."""
@@ -134,6 +150,9 @@ def _load(em, ins):
             em.resident_copy(ins.result, ("var", p.var))
         else:
             em.define(ins, em.resident_leaves(("var", p.var)))
+        return
+    if p.kind == "res_elem":
+        em.define(ins, [em.resident_component(("var", p.var), em.checked_component(ins, p))])
         return
     if p.kind == "var":
         em.define(ins, em.var_leaves(p.var, p.leaf, n_leaves(p.pointee)))
@@ -166,6 +185,9 @@ def _store(em, ins):
     if p.kind == "builtin":
         raise SpirvError("store to an input built-in", **ins.where())
     src = _value_leaves(em, ins.operands[1], ins)
+    if p.kind == "res_elem":
+        em.resident_store_component(("var", p.var), em.checked_component(ins, p), src[0])
+        return
     if p.kind == "var":
         em.var_store(p.var, p.leaf, src)
         return

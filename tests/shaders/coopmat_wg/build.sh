@@ -1,2 +1,5 @@
 #!/bin/sh
-cd "$(dirname "$0")"; ${GLSLANG:-glslang} -V --target-env vulkan1.3 wg_muladd.comp -o wg_muladd.spv
+cd "$(dirname "$0")"
+for f in wg_muladd clamp_acc; do
+  ${GLSLANG:-glslang} -V --target-env vulkan1.3 $f.comp -o $f.spv
+done

@@ -9,6 +9,7 @@ runs G invocations at a time in vector code, leaving it where the group's branch
 - every test and benchmark shader whose invocations differ writes the same bytes with lane groups
   and without (the metamorphic recipes' inputs);
 - the option's values."""
+import json
 import struct
 
 import numpy as np
@@ -183,6 +184,33 @@ def test_a_vectorizer_failure_leaves_the_scalar_code(monkeypatch, rng):
     k = jitcoop.Device().load(SHADERS / "divergent.spv").kernel(compile_timeout=0, opt_level=2)
     assert k.meta.lane_group == 0
     assert k.meta.lane_group_why.startswith("internal error in the lane-group vectorizer (ValueError")
+    run_and_check(k, _groups_in_step(rng, 64 * 2), 32)
+
+
+def test_a_function_past_the_compile_budget_keeps_the_scalar_code(monkeypatch, rng):
+    """ggml's 64 x 64 float16 tile (a dumped pipeline): its function with a vector copy would pass
+    lanevec.LANE_GROUP_BUDGET, so the pass turns it down and says why; lane_groups=16 asks for
+    them past the budget. A kernel under a budget made small runs its scalar code, correctly."""
+    from jitcoop.codegen import lanevec
+    from jitcoop.options import KernelOptions
+    from jitcoop.runtime import compile as compile_mod
+    pipeline = SHADERS.parents[1] / "benchmarks" / "shaders" / "ggml_mul_mat" / "8cacfd1ca09b0cd0c8f33f87.json"
+    desc = json.loads(pipeline.read_text())
+    dev = jitcoop.Device(desc["profile"], desc["subgroup_size"])
+    module = dev.load(pipeline.with_name(desc["module"])).spirv
+    spec = {int(k): bytes.fromhex(v) for k, v in desc["spec"].items()}
+
+    def meta(lg):
+        return compile_mod.generate_ir(module, desc["entry"], spec, dev.profile, desc["subgroup_size"],
+                                       KernelOptions(lane_groups=lg), annotate=False)[1]
+    m = meta(True)
+    assert m.lane_group == 0 and m.lane_group_why.startswith("too large"), m.lane_group_why
+    assert f"{lanevec.LANE_GROUP_BUDGET:,}" in m.lane_group_why
+    assert meta(16).lane_group == 16
+
+    monkeypatch.setattr(lanevec, "LANE_GROUP_BUDGET", 100)     # (opt_level=1: a cache key of its own)
+    k = jitcoop.Device().load(SHADERS / "divergent.spv").kernel(compile_timeout=0, opt_level=1)
+    assert k.meta.lane_group == 0 and k.meta.lane_group_why.startswith("too large")
     run_and_check(k, _groups_in_step(rng, 64 * 2), 32)
 
 

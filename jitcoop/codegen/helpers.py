@@ -335,18 +335,17 @@ done:
 
 
 def _element_types(n: int | None):
-    """The types and constants of a conversion's body: scalars, or vectors of n of them (the
-    same instructions, a vector of elements converted at once)."""
+    """The types, constants and name suffix of a conversion: on scalars, or on vectors of n of
+    them (the same instructions, a vector of elements converted at once)."""
     ty = (lambda t: t) if n is None else (lambda t: f"<{n} x {t}>")
     const = (lambda t, k: str(k)) if n is None else (lambda t, k: f"splat ({t} {k})")
-    return ty, const
+    return ty, const, f".v{n}" if n else ""
 
 
 def _f16_to_f32(n: int | None = None) -> str:
     """float16 bits -> float32, NaN payloads kept (fpext quiets a signalling NaN)."""
-    T, K = _element_types(n)
-    name = "f16_to_f32" + (f".v{n}" if n else "")
-    return f"""define internal {T('float')} @jc.{name}({T('i16')} %h) alwaysinline {{
+    T, K, v = _element_types(n)
+    return f"""define internal {T('float')} @jc.f16_to_f32{v}({T('i16')} %h) alwaysinline {{
   %hh = bitcast {T('i16')} %h to {T('half')}
   %f = fpext {T('half')} %hh to {T('float')}
   %hx = zext {T('i16')} %h to {T('i32')}
@@ -367,9 +366,8 @@ def _f16_to_f32(n: int | None = None) -> str:
 
 def _f32_to_f16(n: int | None = None) -> str:
     """float32 -> float16 bits, round to nearest even; NaN -> 0x7E00 with the sign."""
-    T, K = _element_types(n)
-    name = "f32_to_f16" + (f".v{n}" if n else "")
-    return f"""define internal {T('i16')} @jc.{name}({T('float')} %x) alwaysinline {{
+    T, K, v = _element_types(n)
+    return f"""define internal {T('i16')} @jc.f32_to_f16{v}({T('float')} %x) alwaysinline {{
   %h = fptrunc {T('float')} %x to {T('half')}
   %hb = bitcast {T('half')} %h to {T('i16')}
   %b = bitcast {T('float')} %x to {T('i32')}
@@ -387,9 +385,8 @@ def _f32_to_f16(n: int | None = None) -> str:
 def _f32_to_bf16(n: int | None = None) -> str:
     """bfloat16: the top half of a float32; round to nearest even, a NaN keeps its sign and top
     payload bits and is quieted (0x0040)."""
-    T, K = _element_types(n)
-    name = "f32_to_bf16" + (f".v{n}" if n else "")
-    return f"""define internal {T('i16')} @jc.{name}({T('float')} %x) alwaysinline {{
+    T, K, v = _element_types(n)
+    return f"""define internal {T('i16')} @jc.f32_to_bf16{v}({T('float')} %x) alwaysinline {{
   %b = bitcast {T('float')} %x to {T('i32')}
   %a = and {T('i32')} %b, {K('i32', 2147483647)}
   %isnan = icmp ugt {T('i32')} %a, {K('i32', 2139095040)}
@@ -406,9 +403,8 @@ def _f32_to_bf16(n: int | None = None) -> str:
 
 
 def _bf16_to_f32(n: int | None = None) -> str:
-    T, K = _element_types(n)
-    name = "bf16_to_f32" + (f".v{n}" if n else "")
-    return f"""define internal {T('float')} @jc.{name}({T('i16')} %h) alwaysinline {{
+    T, K, v = _element_types(n)
+    return f"""define internal {T('float')} @jc.bf16_to_f32{v}({T('i16')} %h) alwaysinline {{
   %x = zext {T('i16')} %h to {T('i32')}
   %b = shl {T('i32')} %x, {K('i32', 16)}
   %f = bitcast {T('i32')} %b to {T('float')}

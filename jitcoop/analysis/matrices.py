@@ -40,16 +40,16 @@ def _kind(t) -> bool:
     return isinstance(t, CoopMat)
 
 
+def _load_or_store(u, p) -> bool:
+    """Whether instruction u loads from pointer p, or stores through it (not p itself)."""
+    return (u.opname == "OpLoad" and u.operands[0] == p) or \
+        (u.opname == "OpStore" and u.operands[0] == p and u.operands[1] != p)
+
+
 def whole_vars(ctx: Context, promoted: set, var_types: dict) -> set:
     """The promoted matrix variables only loaded and stored whole: they live in slot rows."""
-    out = set()
-    for v in promoted:
-        if _kind(var_types[v].pointee) and all(
-                (u.opname == "OpLoad" and u.operands[0] == v)
-                or (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v)
-                for u in ctx.users.get(v, ())):
-            out.add(v)
-    return out
+    return {v for v in promoted if _kind(var_types[v].pointee)
+            and all(_load_or_store(u, v) for u in ctx.users.get(v, ()))}
 
 
 def component_vars(ctx: Context, in_memory: set, var_types: dict) -> set:
@@ -59,26 +59,12 @@ def component_vars(ctx: Context, in_memory: set, var_types: dict) -> set:
     writing its own column's component (an accumulator clamped element by element between its
     MulAdds and its store, as ggml's matrix products do, would otherwise be copied through
     memory and per-lane slots at each collective)."""
-    out = set()
-    for v in in_memory:
-        if not _kind(var_types[v].pointee):
-            continue
-        ok = True
-        for u in ctx.users.get(v, ()):
-            if (u.opname == "OpLoad" and u.operands[0] == v) or \
-                    (u.opname == "OpStore" and u.operands[0] == v and u.operands[1] != v):
-                continue
-            if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == v \
-                    and len(u.operands) == 2 and all(
-                        (w.opname == "OpLoad" and w.operands[0] == u.result)
-                        or (w.opname == "OpStore" and w.operands[0] == u.result and w.operands[1] != u.result)
-                        for w in ctx.users.get(u.result, ())):
-                continue
-            ok = False
-            break
-        if ok:
-            out.add(v)
-    return out
+    def component(u, v) -> bool:
+        return (u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == v
+                and len(u.operands) == 2
+                and all(_load_or_store(w, u.result) for w in ctx.users.get(u.result, ())))
+    return {v for v in in_memory if _kind(var_types[v].pointee)
+            and all(_load_or_store(u, v) or component(u, v) for u in ctx.users.get(v, ()))}
 
 
 def find(ctx: Context, promoted: set, var_types: dict, collective: set, resident_defs: set,

@@ -252,21 +252,25 @@ class Collectives:
             idx = self.op(f"add i64 {self.lane_reg}, {e * self.W}") if e else self.lane_reg
         return self.op(f"getelementptr {et}, ptr {p}, i64 {idx}")
 
-    def resident_component(self, x, e: str) -> str:
-        """The current lane's component e (an i64 register) of a resident value."""
+    def resident_component(self, x, e) -> str:
+        """The current lane's component e (a number, or an i64 register) of a resident value."""
         p, et, _ = self.resident_block(x)
         return self.op(f"load {et}, ptr {self._res_elem(p, et, e)}")
 
-    def resident_store_component(self, x, e: str, v: str):
-        """Store the current lane's component e (an i64 operand) of a resident variable."""
+    def resident_store_component(self, x, e, v: str):
+        """Store the current lane's component e (a number, or an i64 register) of a resident
+        variable."""
         p, et, _ = self.resident_block(x)
         self.emit(f"store {et} {v}, ptr {self._res_elem(p, et, e)}")
 
-    def checked_component(self, ins, p) -> str:
-        """The index of a "res_elem" pointer's component, failing the lane where it is past the
-        end of the fragment (a constant index was checked when the access chain was made)."""
+    def checked_component(self, ins, p):
+        """The index of a "res_elem" pointer's component (a number, or an i64 register), failing
+        the lane where it is past the end of the fragment (a constant index was checked when the
+        access chain was made)."""
         e = p.addr
-        if e.lstrip("-").isdigit() or self.options.unchecked:
+        if not e.startswith("%"):
+            return int(e)
+        if self.options.unchecked:
             return e
         n = self.resident_block(("var", p.var))[2]
         bad = self.op(f"icmp uge i64 {e}, {n}")

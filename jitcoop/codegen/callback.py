@@ -190,9 +190,14 @@ class CallbackGen(KernelGen):
             self.counter_add(self.bytes_slot, str(s.size))
         return super().load_leaf(s, addr, raw)
 
+    # A callback's loads and stores go one leaf at a time: each load is counted, and its text is
+    # what vector_form widens (a decode function reads and writes a few scalars).
     def load_leaves(self, lv, addr: str, raw: bool = False) -> list[str]:
-        # one leaf at a time, each counted (a decode function reads a few scalars)
         return [self.load_leaf(s, self.addr_plus(addr, off), raw) for s, off in lv]
+
+    def store_leaves(self, lv, addr: str, vals: list[str], raw: bool = False):
+        for (s, off), v in zip(lv, vals):
+            self.store_leaf(s, self.addr_plus(addr, off), v, raw)
 
 
 def vector_form(text: str, G: int, declare):

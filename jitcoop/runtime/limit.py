@@ -16,6 +16,7 @@ jitcoop thread is inside LLVM then) and the child gets a fresh lock of its own.
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import pickle
 import selectors
@@ -99,6 +100,10 @@ def _child(work, w: int):
     """Run work() and write (ok, result or exception) to the pipe; never return."""
     code = 0
     try:
+        # The parent's objects are this process's too, copied on write: the collector would walk
+        # them all at every collection of the compile's garbage (a fifth of a small kernel's
+        # compile, and copies of their pages). Only what the compile makes is collected.
+        gc.freeze()
         jit.reset_lock_after_fork()
         signal.signal(signal.SIGINT, signal.SIG_DFL)   # the parent handles Ctrl-C and kills us
         state = cache.child_state()

@@ -239,4 +239,3 @@ def _to_f32(s) -> str:
 
 def _from_f32(s) -> str:
     return "f32_to_bf16" if s.encoding == "bf16" else "f32_to_f16"
-

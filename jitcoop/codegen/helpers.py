@@ -439,7 +439,7 @@ def _state_scan(sig: str, setup: str, step: str, acc=None, finish: str = "", con
         ident, reduce, fold = acc
         vec_acc = f"  %c = phi <8 x i32> [ <{', '.join(f'i32 {ident}' for _ in range(8))}>, %entry ], [ %c1, %vloop ]"
         vec_fold = f"  %c1 = {fold('<8 x i32>', '%c', '%v.k')}"
-        sc_acc = f"  %d = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]"
+        sc_acc = "  %d = phi i32 [ %cv, %vdone ], [ %d1, %sloop ]"
         sc_fold = f"  %d1 = {fold('i32', '%d', '%s.k')}"
         vred = f"""vred:
   %cr = {reduce}

@@ -126,6 +126,68 @@ HELPERS = {
   %res = select i1 %nan, double %x, double %y
   ret double %res
 }""",
+    # ln x of a double for results rounded to float32 or float16 (GLSL Log, Log2): within an ulp
+    # of float64, one block, so a vector form gives the scalar one's bits (as exp_f64). The
+    # classic reduction (Sun's fdlibm): x = 2^k m with m in [sqrt(2)/2, sqrt(2)), f = m - 1,
+    # s = f / (2 + f), ln(1 + f) = f - s (f - R) with R(s^2) a degree-7 minimax polynomial,
+    # and k ln2 in two parts (ln2's high part has 21 trailing zero bits: k times it is exact).
+    # fdlibm's second form near m = sqrt(2) and its branch for tiny f change no float32 or
+    # float16 result, so there are none. Subnormal doubles are scaled by 2^54 first. Zeros
+    # give -inf, negatives the C library's NaN (0xFFF8...), +inf itself; NaN passes through.
+    "log_f64": """define internal double @jc.log_f64(double %x) alwaysinline {
+  %tiny = fcmp olt double %x, 0x0010000000000000
+  %xs = fmul double %x, 0x4350000000000000
+  %x1 = select i1 %tiny, double %xs, double %x
+  %kt = select i1 %tiny, i64 -54, i64 0
+  %b = bitcast double %x1 to i64
+  %eb = lshr i64 %b, 52
+  %e = and i64 %eb, 2047
+  %m = and i64 %b, 4503599627370495
+  %mi = add i64 %m, 2638157891764224
+  %i = and i64 %mi, 4503599627370496
+  %top = xor i64 %i, 4607182418800017408
+  %nb = or i64 %m, %top
+  %xn = bitcast i64 %nb to double
+  %k0 = add i64 %e, -1023
+  %k1 = add i64 %k0, %kt
+  %ki = lshr i64 %i, 52
+  %k = add i64 %k1, %ki
+  %dk = sitofp i64 %k to double
+  %f = fsub double %xn, 1.0
+  %f2 = fadd double %f, 2.0
+  %s = fdiv double %f, %f2
+  %z = fmul double %s, %s
+  %w = fmul double %z, %z
+  %a6 = fmul double %w, 0x3FC39A09D078C69F
+  %a4 = fadd double %a6, 0x3FCC71C51D8E78AF
+  %a4w = fmul double %w, %a4
+  %a2 = fadd double %a4w, 0x3FD999999997FA04
+  %t1 = fmul double %w, %a2
+  %c7 = fmul double %w, 0x3FC2F112DF3E5244
+  %c5 = fadd double %c7, 0x3FC7466496CB03DE
+  %c5w = fmul double %w, %c5
+  %c3 = fadd double %c5w, 0x3FD2492494229359
+  %c3w = fmul double %w, %c3
+  %c1 = fadd double %c3w, 0x3FE5555555555593
+  %t2 = fmul double %z, %c1
+  %r = fadd double %t2, %t1
+  %klo = fmul double %dk, 0x3DEA39EF35793C76
+  %khi = fmul double %dk, 0x3FE62E42FEE00000
+  %fr = fsub double %f, %r
+  %sfr = fmul double %s, %fr
+  %v1 = fsub double %sfr, %klo
+  %v2 = fsub double %v1, %f
+  %y = fsub double %khi, %v2
+  %pinf = fcmp oeq double %x, 0x7FF0000000000000
+  %y1 = select i1 %pinf, double %x, double %y
+  %zero = fcmp oeq double %x, 0.0
+  %y2 = select i1 %zero, double 0xFFF0000000000000, double %y1
+  %neg = fcmp olt double %x, 0.0
+  %y3 = select i1 %neg, double 0xFFF8000000000000, double %y2
+  %nan = fcmp uno double %x, 0.0
+  %res = select i1 %nan, double %x, double %y3
+  ret double %res
+}""",
     "waiting_left": """define internal i64 @jc.waiting_left(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %flags) {
 entry:
   br label %loop

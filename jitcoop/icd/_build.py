@@ -175,6 +175,17 @@ if _mod.lib.jc_owns_python():
     import signal
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # numpy's OpenBLAS starts a thread per core as it loads, and each spins a while waiting for
+    # work the driver never gives it (it does no BLAS): on a 2-core CI machine that spin takes a
+    # core from the application's own threads. One thread, for numpy's import only: an OpenBLAS
+    # of the application's, loaded later, still sees the environment as it was.
+    import os
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        try:
+            import numpy
+        finally:
+            del os.environ["OPENBLAS_NUM_THREADS"]
 from jitcoop.icd import entry
 entry.install(_mod.ffi, _mod.lib)
 _mod.lib.jc_python_ready()

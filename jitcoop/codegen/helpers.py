@@ -70,9 +70,10 @@ HELPERS = {
     # float64, one block of IEEE operations, so a vector form (lanevec.vector_helper) gives the
     # same bits as the scalar one. x = n ln2 + r (Cody-Waite: ln2's high part has 21 trailing
     # zero bits, so n x it is exact), |r| <= ln2 / 2; e^r by Taylor to r^13 / 13! (the next term
-    # is under 2^-57 of it), in Horner form; x 2^n as two powers of two (each a normal double,
-    # for results down to the subnormals). x is clamped to [-746, 710] (0 and inf beyond); NaN
-    # passes through.
+    # is under 2^-57 of it), in Horner form with fused multiply-adds (half the dependent steps;
+    # each exactly rounded, so every host gives the same bits); x 2^n as two powers of two (each
+    # a normal double, for results down to the subnormals). x is clamped to [-746, 710] (0 and
+    # inf beyond); NaN passes through.
     "exp_f64": """define internal double @jc.exp_f64(double %x) alwaysinline {
   %nan = fcmp uno double %x, 0.0
   %lo = fcmp olt double %x, -746.0
@@ -86,32 +87,19 @@ HELPERS = {
   %r1 = fsub double %xc, %a
   %b = fmul double %n, 0x3DEA39EF35793C76
   %r = fsub double %r1, %b
-  %m12 = fmul double 0x3DE6124613A86D09, %r
-  %p12 = fadd double %m12, 0x3E21EED8EFF8D898
-  %m11 = fmul double %p12, %r
-  %p11 = fadd double %m11, 0x3E5AE64567F544E4
-  %m10 = fmul double %p11, %r
-  %p10 = fadd double %m10, 0x3E927E4FB7789F5C
-  %m9 = fmul double %p10, %r
-  %p9 = fadd double %m9, 0x3EC71DE3A556C734
-  %m8 = fmul double %p9, %r
-  %p8 = fadd double %m8, 0x3EFA01A01A01A01A
-  %m7 = fmul double %p8, %r
-  %p7 = fadd double %m7, 0x3F2A01A01A01A01A
-  %m6 = fmul double %p7, %r
-  %p6 = fadd double %m6, 0x3F56C16C16C16C17
-  %m5 = fmul double %p6, %r
-  %p5 = fadd double %m5, 0x3F81111111111111
-  %m4 = fmul double %p5, %r
-  %p4 = fadd double %m4, 0x3FA5555555555555
-  %m3 = fmul double %p4, %r
-  %p3 = fadd double %m3, 0x3FC5555555555555
-  %m2 = fmul double %p3, %r
-  %p2 = fadd double %m2, 0x3FE0000000000000
-  %m1 = fmul double %p2, %r
-  %p1 = fadd double %m1, 0x3FF0000000000000
-  %m0 = fmul double %p1, %r
-  %p0 = fadd double %m0, 0x3FF0000000000000
+  %p12 = call double @llvm.fma.f64(double 0x3DE6124613A86D09, double %r, double 0x3E21EED8EFF8D898)
+  %p11 = call double @llvm.fma.f64(double %p12, double %r, double 0x3E5AE64567F544E4)
+  %p10 = call double @llvm.fma.f64(double %p11, double %r, double 0x3E927E4FB7789F5C)
+  %p9 = call double @llvm.fma.f64(double %p10, double %r, double 0x3EC71DE3A556C734)
+  %p8 = call double @llvm.fma.f64(double %p9, double %r, double 0x3EFA01A01A01A01A)
+  %p7 = call double @llvm.fma.f64(double %p8, double %r, double 0x3F2A01A01A01A01A)
+  %p6 = call double @llvm.fma.f64(double %p7, double %r, double 0x3F56C16C16C16C17)
+  %p5 = call double @llvm.fma.f64(double %p6, double %r, double 0x3F81111111111111)
+  %p4 = call double @llvm.fma.f64(double %p5, double %r, double 0x3FA5555555555555)
+  %p3 = call double @llvm.fma.f64(double %p4, double %r, double 0x3FC5555555555555)
+  %p2 = call double @llvm.fma.f64(double %p3, double %r, double 0x3FE0000000000000)
+  %p1 = call double @llvm.fma.f64(double %p2, double %r, double 0x3FF0000000000000)
+  %p0 = call double @llvm.fma.f64(double %p1, double %r, double 0x3FF0000000000000)
   %ni = fptosi double %n to i64
   %h = ashr i64 %ni, 1
   %k = sub i64 %ni, %h
@@ -129,11 +117,12 @@ HELPERS = {
     # ln x of a double for results rounded to float32 or float16 (GLSL Log, Log2): within an ulp
     # of float64, one block, so a vector form gives the scalar one's bits (as exp_f64). The
     # classic reduction (Sun's fdlibm): x = 2^k m with m in [sqrt(2)/2, sqrt(2)), f = m - 1,
-    # s = f / (2 + f), ln(1 + f) = f - s (f - R) with R(s^2) a degree-7 minimax polynomial,
-    # and k ln2 in two parts (ln2's high part has 21 trailing zero bits: k times it is exact).
-    # fdlibm's second form near m = sqrt(2) and its branch for tiny f change no float32 or
-    # float16 result, so there are none. Subnormal doubles are scaled by 2^54 first. Zeros
-    # give -inf, negatives the C library's NaN (0xFFF8...), +inf itself; NaN passes through.
+    # s = f / (2 + f), ln(1 + f) = f - s (f - R) with R(s^2) a degree-7 minimax polynomial
+    # (fused multiply-adds, as exp_f64), and k ln2 in two parts (ln2's high part has 21
+    # trailing zero bits: k times it is exact). fdlibm's second form near m = sqrt(2) and its
+    # branch for tiny f change no float32 or float16 result, so there are none. Subnormal
+    # doubles are scaled by 2^54 first. Zeros give -inf, negatives the C library's NaN
+    # (0xFFF8...), +inf itself; NaN passes through.
     "log_f64": """define internal double @jc.log_f64(double %x) alwaysinline {
   %tiny = fcmp olt double %x, 0x0010000000000000
   %xs = fmul double %x, 0x4350000000000000
@@ -158,17 +147,12 @@ HELPERS = {
   %s = fdiv double %f, %f2
   %z = fmul double %s, %s
   %w = fmul double %z, %z
-  %a6 = fmul double %w, 0x3FC39A09D078C69F
-  %a4 = fadd double %a6, 0x3FCC71C51D8E78AF
-  %a4w = fmul double %w, %a4
-  %a2 = fadd double %a4w, 0x3FD999999997FA04
+  %a4 = call double @llvm.fma.f64(double %w, double 0x3FC39A09D078C69F, double 0x3FCC71C51D8E78AF)
+  %a2 = call double @llvm.fma.f64(double %w, double %a4, double 0x3FD999999997FA04)
   %t1 = fmul double %w, %a2
-  %c7 = fmul double %w, 0x3FC2F112DF3E5244
-  %c5 = fadd double %c7, 0x3FC7466496CB03DE
-  %c5w = fmul double %w, %c5
-  %c3 = fadd double %c5w, 0x3FD2492494229359
-  %c3w = fmul double %w, %c3
-  %c1 = fadd double %c3w, 0x3FE5555555555593
+  %c5 = call double @llvm.fma.f64(double %w, double 0x3FC2F112DF3E5244, double 0x3FC7466496CB03DE)
+  %c3 = call double @llvm.fma.f64(double %w, double %c5, double 0x3FD2492494229359)
+  %c1 = call double @llvm.fma.f64(double %w, double %c3, double 0x3FE5555555555593)
   %t2 = fmul double %z, %c1
   %r = fadd double %t2, %t1
   %klo = fmul double %dk, 0x3DEA39EF35793C76
@@ -599,13 +583,15 @@ HELPERS["resume"] = _state_scan(
   store volatile {T} {p}v, ptr {p}p, align 4""")
 
 # Intrinsics a helper calls (declared once per module, with every other declaration).
+_FMA = {"@llvm.fma.f64": "declare double @llvm.fma.f64(double, double, double)"}
 INTRINSICS = {
     "next": {"@llvm.smin.v8i32": "declare <8 x i32> @llvm.smin.v8i32(<8 x i32>, <8 x i32>)",
              "@llvm.smin.i32": "declare i32 @llvm.smin.i32(i32, i32)",
              "@llvm.vector.reduce.smin.v8i32": "declare i32 @llvm.vector.reduce.smin.v8i32(<8 x i32>)"},
     "converged": {"@llvm.vector.reduce.or.v8i32": "declare i32 @llvm.vector.reduce.or.v8i32(<8 x i32>)"},
     "to_odd_f32": {"@llvm.fabs.f64": "declare double @llvm.fabs.f64(double)"},
-    "exp_f64": {"@llvm.rint.f64": "declare double @llvm.rint.f64(double)"},
+    "exp_f64": {"@llvm.rint.f64": "declare double @llvm.rint.f64(double)", **_FMA},
+    "log_f64": _FMA,
 }
 DEPENDS = {"round_f16_64": ("to_odd_f32", "round_f16"), "round_bf16_64": ("to_odd_f32", "round_bf16"),
            "round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}

@@ -140,6 +140,49 @@ def test_time_runs_each_driver_cold_then_warm_and_goes_on(tmp_path, monkeypatch)
     assert lines[2] == "| A | 2.0 | 2.0 | 1.0 | 1.0 | 2.00 |" and lines[-1].startswith("| all 2 | 4 | 4 | 2 | 2 |")
 
 
+def test_time_runs_jitcoop_again_on_the_cases_lavapipe_runs(tmp_path, monkeypatch):
+    """Where lavapipe declines cases that jitcoop runs, jitcoop runs cold and warm again with a -p
+    regex that leaves them out, and the table's ratio compares those runs; an operation lavapipe
+    runs no case of is not compared."""
+    ran = []
+    every = {"B(x=1)": "OK", "B(x=2)": "OK", "B(x=[3])": "OK", "B(x=4)": "not supported",
+             "D(y=1)": "OK"}
+
+    def fake_run(path, op, regex, driver, cache, timeout, jobs=1):
+        import re
+        ran.append((op, driver, regex))
+        mine = {c: st for c, st in every.items() if c.startswith(op + "(") and re.search(regex, c[c.index("(") + 1:-1])}
+        if driver == "lavapipe":
+            mine = {c: "not supported" if c in ("B(x=[3])", "D(y=1)") else st for c, st in mine.items()}
+        return {"seconds": float(len(mine)), "cpu_seconds": 1.0, "returncode": 0, "cases": mine, "tail": ""}
+    monkeypatch.setattr(ggml_suite, "run", fake_run)
+    res = ggml_suite.time_each_op(tmp_path / "t.json", ["B", "D"], log=lambda s: None)
+    b, d = res["ops"]["B"], res["ops"]["D"]
+    assert [r[:2] for r in ran[:6]] == [("B", "jitcoop"), ("B", "jitcoop"), ("B", "lavapipe"), ("B", "lavapipe"),
+                                        ("B", "jitcoop"), ("B", "jitcoop")]
+    assert ran[4][2] == ran[5][2] == r"^(?!(?:x=\[3\])$)"
+    assert b["common"] == 2 and b["jitcoop_common_cold"]["statuses"] == {"OK": 2, "not supported": 1}
+    assert b["jitcoop_common_warm"]["excluded"] == 1
+    assert d["common"] == 0 and "jitcoop_common_cold" not in d and len(ran) == 10
+    lines = ggml_suite.timing_table(res).splitlines()
+    assert lines[2] == ("| B | 4.0 | 4.0 | 4.0 | 4.0 | 0.75 (jitcoop common cold 3.0: the 2 cases "
+                        "lavapipe runs) |")
+    assert lines[3] == "| D | 1.0 | 1.0 | 1.0 | 1.0 | — (lavapipe runs none) |"
+
+
+def test_excluding_leaves_out_exactly_the_cases_named():
+    """The regex matches a case's parameters (Python's re reads it as ECMAScript does) unless
+    they are one of the cases named, whatever characters they hold, and keeps the regex given."""
+    import re
+    named = ["OP(type=f32,ne=[4,2,1,1],v=(1|2)*)", "OP(x=1.5)"]
+    rx = ggml_suite.excluding(named, "type=f")
+    for params, hit in (("type=f32,ne=[4,2,1,1],v=(1|2)*", False), ("x=1.5", False), ("x=1x5,type=f16", True),
+                        ("type=f32,ne=[4,2,1,1],v=(1|2)*,z=0", True), ("type=q4_0", False)):
+        assert bool(re.search(rx, params)) is hit, params
+    assert bool(re.search(ggml_suite.excluding(named, "^x="), "x=2")) and \
+        not re.search(ggml_suite.excluding(named, "^x="), "y=1,x=2")
+
+
 def _timed(seconds, statuses):
     return {r: {"seconds": seconds, "cpu_seconds": 2 * seconds, "returncode": 0, "statuses": dict(statuses)}
             for r in ("jitcoop_cold", "jitcoop_warm", "lavapipe_cold", "lavapipe_warm")}

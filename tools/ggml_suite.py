@@ -233,26 +233,57 @@ TIMED = (("jitcoop", "coopmat2"), ("lavapipe", "coopmat1"))
 RUNS = tuple(f"{driver}_{state}" for driver, _ in TIMED for state in ("cold", "warm"))
 
 
+# jitcoop's runs again, on the cases lavapipe runs too (where it declines some that jitcoop runs)
+COMMON = ("jitcoop_common_cold", "jitcoop_common_warm")
+
+
 def time_op(op: str, regex: str, work: Path, timeout: float = 5400, progress=None) -> dict:
     """One operation's wall time through each driver of TIMED: from an empty shader cache (cold),
     then again on the cache that run left (warm), with the runs' counts of each status.
-    `progress` is given the runs so far after each; `timeout` bounds the four together."""
-    out, deadline = {}, time.perf_counter() + timeout
+
+    Where lavapipe declines cases that jitcoop runs, the two did not run the same work: jitcoop
+    runs cold and warm again without them (COMMON, with "excluded": how many), and "common" is
+    the count of the cases both run (0: nothing to compare; no runs). `progress` is given the
+    runs so far after each; `timeout` bounds them all."""
+    out, deadline, cases = {}, time.perf_counter() + timeout, {}
+
+    def timed(driver, path, cache, state, key, rx):
+        if state == "cold":
+            shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True, exist_ok=True)
+        r = run(path, op, rx, driver, cache, max(1.0, deadline - time.perf_counter()))
+        out[key] = {"seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"], "returncode": r["returncode"],
+                    "statuses": dict(Counter(r["cases"].values()))}
+        cases[key] = r["cases"]
+        if progress:
+            progress(dict(out))
+        return r["returncode"] != -9
     for driver, path in TIMED:
-        cache = work / driver
-        shutil.rmtree(cache, ignore_errors=True)
-        cache.mkdir(parents=True)
         for state in ("cold", "warm"):
-            r = run(path, op, regex, driver, cache, max(1.0, deadline - time.perf_counter()))
-            out[f"{driver}_{state}"] = {"seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"],
-                                        "returncode": r["returncode"],
-                                        "statuses": dict(Counter(r["cases"].values()))}
-            if progress:
-                progress(dict(out))
-            if r["returncode"] == -9:
+            if not timed(driver, path, work / driver, state, f"{driver}_{state}", regex):
                 return out
-        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(work / driver, ignore_errors=True)
+    declined = sorted(c for c, st in cases["lavapipe_cold"].items()
+                      if st == "not supported" and cases["jitcoop_cold"].get(c, "not supported") != "not supported")
+    if declined:
+        common = sum(st != "not supported" for st in cases["lavapipe_cold"].values())
+        out["common"] = common
+        if common:
+            rx = excluding(declined, regex)
+            for key, state in zip(COMMON, ("cold", "warm")):
+                if not timed("jitcoop", "coopmat2", work / "common", state, key, rx):
+                    return out
+                out[key]["excluded"] = len(declined)
+            shutil.rmtree(work / "common", ignore_errors=True)
     return out
+
+
+def excluding(cases: list[str], regex: str = "") -> str:
+    """A -p regex (test-backend-ops searches it, as ECMAScript, in each case's parameters) that
+    matches the cases `regex` matches but `cases` (full names: OP(params))."""
+    alts = "|".join(re.sub(r"([\\^$.|?*+()\[\]{}/])", r"\\\1", c[c.index("(") + 1:-1]) for c in cases)
+    rest = "" if not regex else f"(?={regex[1:]})" if regex.startswith("^") else f"(?=[\\s\\S]*?(?:{regex}))"
+    return f"^(?!(?:{alts})$)" + rest
 
 
 def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeout: float = 5400,
@@ -273,12 +304,14 @@ def time_each_op(out: Path, ops: list[str] | None = None, regex: str = "", timeo
     with tempfile.TemporaryDirectory(prefix="ggml-time-") as work:
         for op, left in _pending(ops, res["ops"], timeout):
             t = time_op(op, regex, Path(work), left, lambda t: progress(op, t))
-            if len(t) < len(RUNS) or any(r["returncode"] == -9 for r in t.values()):
+            runs = [t[k] for k in RUNS + COMMON if k in t]
+            if any(k not in t for k in RUNS + (COMMON if t.get("common") else ())) or \
+                    any(r["returncode"] == -9 for r in runs):
                 break                   # cut short by the deadline: not a figure (kept as "partial")
             res["ops"][op] = t
             res["partial"].pop(op)
             save(out, res)
-            log(f"{op:24s} " + "  ".join(f"{k} {r['seconds']:7.1f} s" for k, r in t.items()))
+            log(f"{op:24s} " + "  ".join(f"{k} {t[k]['seconds']:7.1f} s" for k in RUNS + COMMON if k in t))
     return res
 
 
@@ -504,7 +537,12 @@ def timing_table(result: dict) -> str:
     rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
 
     def ratio(t):
-        return f"{t['jitcoop_cold']['seconds'] / max(t['lavapipe_cold']['seconds'], 0.05):.2f}"
+        if t.get("common") == 0:
+            return "— (lavapipe runs none)"
+        cold = t.get(COMMON[0], t["jitcoop_cold"])
+        out = f"{cold['seconds'] / max(t['lavapipe_cold']['seconds'], 0.05):.2f}"
+        return out + (f" ({COMMON[0].replace('_', ' ')} {cold['seconds']:.1f}: the {t['common']} cases "
+                      "lavapipe runs)" if COMMON[0] in t else "")
     here = {op: t for op, t in result["ops"].items() if "where" not in t}
     for op, t in sorted(here.items()):
         rows.append("| " + " | ".join([op] + [f"{t[r]['seconds']:.1f}" for r in RUNS] + [ratio(t)]) + " |")

@@ -57,6 +57,7 @@ class CommandBuffer(vk.Object):
         self.bound: Pipeline | None = None     # the pipeline bound last, as recorded
         self.kernels: set = set()              # (pipeline, dispatch base) of every dispatch recorded
         self.secondaries: list = []
+        self.waits_events = False              # records vkCmdWaitEvents (the host may set them later)
 
     def record(self, name, fn, *args):
         self.ops.append((name, fn, args))
@@ -72,6 +73,9 @@ class CommandBuffer(vk.Object):
         for sb in self.secondaries:
             out |= sb.needed_kernels()
         return out
+
+    def waits_for_events(self) -> bool:
+        return self.waits_events or any(sb.waits_for_events() for sb in self.secondaries)
 
     def release(self):
         self.pool.buffers.discard(self)
@@ -90,8 +94,8 @@ class State:
 
 
 def execute(cb: CommandBuffer, queue):
-    """Run a command buffer's commands on the queue's worker thread (a fresh state: a command
-    buffer inherits nothing)."""
+    """Run a command buffer's commands for the queue (queue.Queue._execute: on its worker thread
+    or in vkQueueSubmit), from a fresh state: a command buffer inherits nothing."""
     state = State(queue)
     for i, (name, fn, args) in enumerate(cb.ops):
         try:
@@ -424,9 +428,14 @@ def vkCmdResetEvent2(cmd, event, stages):
 
 @command
 def vkCmdWaitEvents(cmd, count, events, *barriers):
-    _cb(cmd).record("vkCmdWaitEvents", _wait_events, [vk.get(events[i], Event) for i in range(count)])
+    _record_wait(_cb(cmd), "vkCmdWaitEvents", [vk.get(events[i], Event) for i in range(count)])
 
 
 @command
 def vkCmdWaitEvents2(cmd, count, events, infos):
-    _cb(cmd).record("vkCmdWaitEvents2", _wait_events, [vk.get(events[i], Event) for i in range(count)])
+    _record_wait(_cb(cmd), "vkCmdWaitEvents2", [vk.get(events[i], Event) for i in range(count)])
+
+
+def _record_wait(cb, name, events):
+    cb.record(name, _wait_events, events)
+    cb.waits_events = True

@@ -1,9 +1,14 @@
 """Queues, fences, semaphores and events.
 
-Each queue has a worker thread that runs its submissions in order: it waits for the batch's
-semaphores, runs its command buffers (`commands.execute`), signals its semaphores, then the
-fence. vkQueueSubmit returns once the work is queued, as on a GPU, so timeline semaphores
-signalled later by the host or by another queue (wait-before-signal) work. Before it queues, it
+A submission runs in order on its queue: it waits for the batch's semaphores, runs its command
+buffers (`commands.execute`), signals its semaphores, then the fence. A submission of copies,
+fills and barriers alone (no dispatch), on an idle queue, that waits for nothing not yet
+signalled, runs in vkQueueSubmit itself: an application that moves data and waits for it (ggml
+submits about 30 times per test case, most of them copies) pays no hand-over to another thread
+and back. Every other submission goes to the queue's worker thread and vkQueueSubmit returns once
+it is queued, as on a GPU: a dispatch runs while the application goes on (to wait with a
+timeout, to exit), and timeline semaphores signalled later by the host or by another queue
+(wait-before-signal) and events set by the host work. Before either, it
 compiles the kernels the command buffers dispatch that the device has not compiled yet
 (commands.compile_kernels): a pipeline that cannot be compiled loses the device and fails that
 submit with VK_ERROR_DEVICE_LOST. Every wait, on the host or on the worker, is on the device's one
@@ -94,15 +99,19 @@ class Queue(vk.Object):
         dev = self.device
         with dev.cond:
             dev.check_lost()
-            self._pending.append((batches, fence))
+            here = not self._busy and _here(batches)
             self._busy += 1
             if fence is not None:
                 fence.submitted = True
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name=f"jitcoop queue {self.family}.{self.index}")
-                self._thread.start()
-            dev.cond.notify_all()
+            if not here:
+                self._pending.append((batches, fence))
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, daemon=True,
+                                                    name=f"jitcoop queue {self.family}.{self.index}")
+                    self._thread.start()
+                dev.cond.notify_all()
+        if here:
+            self._execute(batches, fence)
 
     def wait_idle(self):
         wait(self.device, lambda: self._busy == 0, UINT64_MAX)
@@ -113,7 +122,6 @@ class Queue(vk.Object):
             self.device.cond.notify_all()
 
     def _run(self):
-        from .commands import execute
         dev = self.device
         while True:
             with dev.cond:
@@ -122,38 +130,54 @@ class Queue(vk.Object):
                 if self._stop:
                     return
                 batches, fence = self._pending.popleft()
-            try:
-                if dev.lost is None:
-                    for waits, cmdbufs, signals in batches:
-                        for sem, value in waits:
-                            if wait(dev, lambda: sem.reached(value), UINT64_MAX) != vk.lib.VK_SUCCESS:
-                                raise DeviceLost(None)
-                            if not sem.timeline:
-                                with dev.cond:
-                                    sem.value = 0
-                        for cb in cmdbufs:
-                            execute(cb, self)
-                        with dev.cond:
-                            for sem, value in signals:
-                                sem.value = value if sem.timeline else 1
-                            dev.cond.notify_all()
+            self._execute(batches, fence)
+
+    def _execute(self, batches, fence):
+        """Run one submission (on the worker, or in vkQueueSubmit: `submit`); a failure loses
+        the device."""
+        from .commands import execute
+        dev = self.device
+        try:
+            if dev.lost is None:
+                for waits, cmdbufs, signals in batches:
+                    for sem, value in waits:
+                        if wait(dev, lambda: sem.reached(value), UINT64_MAX) != vk.lib.VK_SUCCESS:
+                            raise DeviceLost(None)
+                        if not sem.timeline:
+                            with dev.cond:
+                                sem.value = 0
+                    for cb in cmdbufs:
+                        execute(cb, self)
                     with dev.cond:
-                        if fence is not None:
-                            fence.signaled = True
-            except DeviceLost as e:
-                if e.args[0] is not None:
-                    report_error(dev, f"device lost: {e.args[0]}")
-                    dev.lose(e.args[0])
-            except Exception as e:                 # an internal error: the device cannot go on
-                report_error(dev, f"device lost: internal error in jitcoop's Vulkan driver: {e}",
-                             traceback.format_exc())
-                dev.lose(str(e))
-            finally:
+                        for sem, value in signals:
+                            sem.value = value if sem.timeline else 1
+                        dev.cond.notify_all()
                 with dev.cond:
-                    self._busy -= 1
                     if fence is not None:
-                        fence.submitted = False
-                    dev.cond.notify_all()
+                        fence.signaled = True
+        except DeviceLost as e:
+            if e.args[0] is not None:
+                report_error(dev, f"device lost: {e.args[0]}")
+                dev.lose(e.args[0])
+        except Exception as e:                 # an internal error: the device cannot go on
+            report_error(dev, f"device lost: internal error in jitcoop's Vulkan driver: {e}",
+                         traceback.format_exc())
+            dev.lose(str(e))
+        finally:
+            with dev.cond:
+                self._busy -= 1
+                if fence is not None:
+                    fence.submitted = False
+                dev.cond.notify_all()
+
+
+def _here(batches) -> bool:
+    """Whether a submission runs in vkQueueSubmit (under dev.cond): it dispatches nothing, so it
+    ends soon, every semaphore it waits for is signalled and no command buffer waits for an
+    event, so it waits for nothing that happens later."""
+    cbs = [cb for _, cbs, _ in batches for cb in cbs]
+    return all(sem.reached(value) for waits, _, _ in batches for sem, value in waits) and \
+        not any(cb.needed_kernels() or cb.waits_for_events() for cb in cbs)
 
 
 # -- submission ------------------------------------------------------------------------------------

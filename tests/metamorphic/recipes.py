@@ -119,6 +119,14 @@ def _exp(r):
                               3: np.zeros(n, np.float16)})
 
 
+@recipe(T + "core/log.spv")
+def _log(r):
+    n = 256
+    return Dispatch(n // 64, {0: r.f32(n, 1e-3, 100), 1: np.zeros(n, np.float32), 2: np.zeros(n, np.float32),
+                              3: np.abs(r.normal(n, np.float16, 4.0)), 4: np.zeros(n, np.float16),
+                              5: np.zeros(n, np.float16)})
+
+
 @recipe(T + "core/fail_late.spv")
 def _fail_late(r):
     # no workgroup past fail_from: every store in bounds

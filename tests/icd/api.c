@@ -312,6 +312,25 @@ static void check_copies(void) {
              pb[33] == 0x01020304u && pb[34] == 0;
     check(ok, "copies", "fill, update, copy, copy2: a[0]=%#x a[8]=%u b[16]=%u b[32]=%#x b[34]=%u", pa[0], pa[8],
           pb[16], pb[32], pb[34]);
+    /* a submission of copies alone that waits for nothing runs in vkQueueSubmit: its fence is
+       signalled, and the bytes are there, when the call returns */
+    cb = begin(VK_COMMAND_BUFFER_LEVEL_PRIMARY);
+    vkCmdFillBuffer(cb, b.buffer, 0, 64, 0xA5A5A5A5u);
+    VKCHECK(vkEndCommandBuffer(cb));
+    VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VKCHECK(vkCreateFence(g_dev, &fci, NULL, &fence));
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    VkResult sr = vkQueueSubmit(g_queue, 1, &si, fence);
+    uint32_t first = pb[0], last = pb[15];
+    VkResult now = vkWaitForFences(g_dev, 1, &fence, VK_TRUE, 0);
+    check(sr == VK_SUCCESS && now == VK_SUCCESS && first == 0xA5A5A5A5u && last == 0xA5A5A5A5u, "copies_in_submit",
+          "submit %d, fence at once %d, b[0]=%#x b[15]=%#x", (int)sr, (int)now, first, last);
+    VKCHECK(vkQueueWaitIdle(g_queue));
+    vkDestroyFence(g_dev, fence, NULL);
+    vkFreeCommandBuffers(g_dev, g_pool, 1, &cb);
     free_buffer(g_dev, &a);
     free_buffer(g_dev, &b);
 }

@@ -53,16 +53,21 @@ static VkCommandBuffer begin(VkCommandBufferLevel level) {
     return cb;
 }
 
-/* End, submit alone, wait; returns the wait's result. */
-static VkResult finish(VkCommandBuffer cb) {
+/* End, submit alone with a new fence; returns the submit's result. */
+static VkResult submit_alone(VkCommandBuffer cb, VkFence *fence) {
     VKCHECK(vkEndCommandBuffer(cb));
     VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKCHECK(vkCreateFence(g_dev, &fci, NULL, &fence));
+    VKCHECK(vkCreateFence(g_dev, &fci, NULL, fence));
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cb;
-    VkResult r = vkQueueSubmit(g_queue, 1, &si, fence);
+    return vkQueueSubmit(g_queue, 1, &si, *fence);
+}
+
+/* End, submit alone, wait; returns the wait's result. */
+static VkResult finish(VkCommandBuffer cb) {
+    VkFence fence;
+    VkResult r = submit_alone(cb, &fence);
     if (r == VK_SUCCESS) r = vkWaitForFences(g_dev, 1, &fence, VK_TRUE, FENCE_TIMEOUT);
     vkDestroyFence(g_dev, fence, NULL);
     vkFreeCommandBuffers(g_dev, g_pool, 1, &cb);
@@ -316,14 +321,8 @@ static void check_copies(void) {
        signalled, and the bytes are there, when the call returns */
     cb = begin(VK_COMMAND_BUFFER_LEVEL_PRIMARY);
     vkCmdFillBuffer(cb, b.buffer, 0, 64, 0xA5A5A5A5u);
-    VKCHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
-    VKCHECK(vkCreateFence(g_dev, &fci, NULL, &fence));
-    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    VkResult sr = vkQueueSubmit(g_queue, 1, &si, fence);
+    VkResult sr = submit_alone(cb, &fence);
     uint32_t first = pb[0], last = pb[15];
     VkResult now = vkWaitForFences(g_dev, 1, &fence, VK_TRUE, 0);
     check(sr == VK_SUCCESS && now == VK_SUCCESS && first == 0xA5A5A5A5u && last == 0xA5A5A5A5u, "copies_in_submit",

@@ -817,7 +817,7 @@ def test_exp_rounds_like_float64_exp(lane_groups):
 
 @pytest.mark.parametrize("lane_groups", [True, False])
 def test_log_rounds_like_float64_log(lane_groups):
-    """GLSL Log and Log2 on float32 and float16 (jitcoop's own ln x, helpers.log_f64), run 16
+    """GLSL Log and Log2 on float32 and float16 (the C library's, in float64), run 16
     invocations at a time in vector code and one at a time: every float16 and 2^20 float32
     inputs (uniform over (0, 4) and near 1, every power of two, subnormals, and random bit
     patterns with zeros, negatives, NaN and infinities among them) against numpy's float64 log

@@ -16,8 +16,8 @@ false at once, having written nothing, and the caller runs the scalar callback o
 elements, which does and reports exactly what it always did. So results, failures and their
 report (instruction, workgroup, lane) are those of the scalar callback: each element's value
 comes from the same instructions on the same operands (the C library's functions are called per
-element, on each vector lane; GLSL Exp, Log and Log2 of float32 are jitcoop's own, helpers.exp_f64
-and log_f64, whose vector forms give the scalar ones' bits).
+element, on each vector lane; GLSL Exp of float32 is jitcoop's own e^x, helpers.exp_f64, whose
+vector form gives the scalar one's bits).
 
 Values the same for all G elements (the context: buffers, push constants, the workgroup) stay
 scalars. Only callbacks without effects take this form: a store outside the callback's own

@@ -114,64 +114,6 @@ HELPERS = {
   %res = select i1 %nan, double %x, double %y
   ret double %res
 }""",
-    # ln x of a double for results rounded to float32 or float16 (GLSL Log, Log2): within an ulp
-    # of float64, one block, so a vector form gives the scalar one's bits (as exp_f64). The
-    # classic reduction (Sun's fdlibm): x = 2^k m with m in [sqrt(2)/2, sqrt(2)), f = m - 1,
-    # s = f / (2 + f), ln(1 + f) = f - s (f - R) with R(s^2) a degree-7 minimax polynomial
-    # (fused multiply-adds, as exp_f64), and k ln2 in two parts (ln2's high part has 21
-    # trailing zero bits: k times it is exact). fdlibm's second form near m = sqrt(2) and its
-    # branch for tiny f change no float32 or float16 result, so there are none. Subnormal
-    # doubles are scaled by 2^54 first. Zeros give -inf, negatives the C library's NaN
-    # (0xFFF8...), +inf itself; NaN passes through.
-    "log_f64": """define internal double @jc.log_f64(double %x) alwaysinline {
-  %tiny = fcmp olt double %x, 0x0010000000000000
-  %xs = fmul double %x, 0x4350000000000000
-  %x1 = select i1 %tiny, double %xs, double %x
-  %kt = select i1 %tiny, i64 -54, i64 0
-  %b = bitcast double %x1 to i64
-  %eb = lshr i64 %b, 52
-  %e = and i64 %eb, 2047
-  %m = and i64 %b, 4503599627370495
-  %mi = add i64 %m, 2638157891764224
-  %i = and i64 %mi, 4503599627370496
-  %top = xor i64 %i, 4607182418800017408
-  %nb = or i64 %m, %top
-  %xn = bitcast i64 %nb to double
-  %k0 = add i64 %e, -1023
-  %k1 = add i64 %k0, %kt
-  %ki = lshr i64 %i, 52
-  %k = add i64 %k1, %ki
-  %dk = sitofp i64 %k to double
-  %f = fsub double %xn, 1.0
-  %f2 = fadd double %f, 2.0
-  %s = fdiv double %f, %f2
-  %z = fmul double %s, %s
-  %w = fmul double %z, %z
-  %a4 = call double @llvm.fma.f64(double %w, double 0x3FC39A09D078C69F, double 0x3FCC71C51D8E78AF)
-  %a2 = call double @llvm.fma.f64(double %w, double %a4, double 0x3FD999999997FA04)
-  %t1 = fmul double %w, %a2
-  %c5 = call double @llvm.fma.f64(double %w, double 0x3FC2F112DF3E5244, double 0x3FC7466496CB03DE)
-  %c3 = call double @llvm.fma.f64(double %w, double %c5, double 0x3FD2492494229359)
-  %c1 = call double @llvm.fma.f64(double %w, double %c3, double 0x3FE5555555555593)
-  %t2 = fmul double %z, %c1
-  %r = fadd double %t2, %t1
-  %klo = fmul double %dk, 0x3DEA39EF35793C76
-  %khi = fmul double %dk, 0x3FE62E42FEE00000
-  %fr = fsub double %f, %r
-  %sfr = fmul double %s, %fr
-  %v1 = fsub double %sfr, %klo
-  %v2 = fsub double %v1, %f
-  %y = fsub double %khi, %v2
-  %pinf = fcmp oeq double %x, 0x7FF0000000000000
-  %y1 = select i1 %pinf, double %x, double %y
-  %zero = fcmp oeq double %x, 0.0
-  %y2 = select i1 %zero, double 0xFFF0000000000000, double %y1
-  %neg = fcmp olt double %x, 0.0
-  %y3 = select i1 %neg, double 0xFFF8000000000000, double %y2
-  %nan = fcmp uno double %x, 0.0
-  %res = select i1 %nan, double %x, double %y3
-  ret double %res
-}""",
     "waiting_left": """define internal i64 @jc.waiting_left(ptr %state, i64 %n, i32 %wait, i64 %inv, ptr %flags) {
 entry:
   br label %loop
@@ -583,15 +525,14 @@ HELPERS["resume"] = _state_scan(
   store volatile {T} {p}v, ptr {p}p, align 4""")
 
 # Intrinsics a helper calls (declared once per module, with every other declaration).
-_FMA = {"@llvm.fma.f64": "declare double @llvm.fma.f64(double, double, double)"}
 INTRINSICS = {
     "next": {"@llvm.smin.v8i32": "declare <8 x i32> @llvm.smin.v8i32(<8 x i32>, <8 x i32>)",
              "@llvm.smin.i32": "declare i32 @llvm.smin.i32(i32, i32)",
              "@llvm.vector.reduce.smin.v8i32": "declare i32 @llvm.vector.reduce.smin.v8i32(<8 x i32>)"},
     "converged": {"@llvm.vector.reduce.or.v8i32": "declare i32 @llvm.vector.reduce.or.v8i32(<8 x i32>)"},
     "to_odd_f32": {"@llvm.fabs.f64": "declare double @llvm.fabs.f64(double)"},
-    "exp_f64": {"@llvm.rint.f64": "declare double @llvm.rint.f64(double)", **_FMA},
-    "log_f64": _FMA,
+    "exp_f64": {"@llvm.rint.f64": "declare double @llvm.rint.f64(double)",
+                "@llvm.fma.f64": "declare double @llvm.fma.f64(double, double, double)"},
 }
 DEPENDS = {"round_f16_64": ("to_odd_f32", "round_f16"), "round_bf16_64": ("to_odd_f32", "round_bf16"),
            "round_bf16": ("f32_to_bf16", "bf16_to_f32"), "barrier": ("resume",)}

@@ -103,7 +103,7 @@ _IMMARG = {"ctlz": {1}, "cttz": {1}, "abs": {1}}
 # Functions without side effects besides their result: with uniform arguments one call serves
 # every invocation of the group.
 _PURE_PREFIXES = ("llvm.", "jc.f16_to_f32", "jc.f32_to_f16", "jc.round_", "jc.bf16_to_f32",
-                  "jc.f32_to_bf16", "jc.widen", "jc.exp_f64", "jc.log_f64")
+                  "jc.f32_to_bf16", "jc.widen", "jc.exp_f64")
 # Helpers whose last two arguments are a lane and a count of consecutive lanes from it
 # (collectives._lane_run_helper): where the scalar code passes an affine lane of stride 1 and 1,
 # with every other argument uniform, the vector copy makes one call for the group.

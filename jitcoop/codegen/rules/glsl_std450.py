@@ -1,7 +1,7 @@
 """GLSL.std.450 extended instructions. Floating-point functions of float16/float32 are computed in
-float64 (the C library's functions and LLVM's intrinsics; Exp, Log and Log2: jitcoop's own, which
-vector code can run G at a time) and rounded once to the result type; GPUs are allowed a few ulp
-here, so this is as good as any."""
+float64 (the C library's functions and LLVM's intrinsics; Exp: jitcoop's own, which vector code
+can run G at a time) and rounded once to the result type; GPUs are allowed a few ulp here, so
+this is as good as any."""
 from __future__ import annotations
 
 from ...spirv.types import Scalar
@@ -111,7 +111,7 @@ for _n, _c_name, _k in (("Sin", "sin", 1), ("Cos", "cos", 1), ("Tan", "tan", 1),
                         ("Acos", "acos", 1), ("Atan", "atan", 1), ("Sinh", "sinh", 1), ("Cosh", "cosh", 1),
                         ("Tanh", "tanh", 1), ("Asinh", "asinh", 1), ("Acosh", "acosh", 1),
                         ("Atanh", "atanh", 1), ("Atan2", "atan2", 2), ("Pow", "pow", 2),
-                        ("Exp2", "exp2", 1)):
+                        ("Log", "log", 1), ("Exp2", "exp2", 1), ("Log2", "log2", 1)):
     ext_rule(GLSL, _n)(_float_fn(lambda em, a, _c_name=_c_name, _k=_k: _call(em, _libm(em, _c_name, _k), *a[:_k])))
 
 
@@ -129,27 +129,6 @@ def _exp(em, ins, args):
             return _call(em, _libm(em, "exp"), x)
         return round_from64(em, em.op(f"call double {em.helper('exp_f64')}(double {x})"), s)
     _map(em, ins, args, f)
-
-
-def _log(scale):
-    """float16 and float32 results: jitcoop's own ln x (helpers.log_f64, as Exp), times `scale`
-    (Log2: log2(e), the product's error far below the result's half ulp); float64 results: the
-    C library's function."""
-    def lower(em, ins, args):
-        src = scalars(em.value_type(args[0]))
-
-        def f(s, a):
-            x = _d(em, a[0], src[0])
-            if s.width == 64:
-                return _call(em, _libm(em, "log" if scale is None else "log2"), x)
-            y = em.op(f"call double {em.helper('log_f64')}(double {x})")
-            return round_from64(em, y if scale is None else em.op(f"fmul double {y}, {_c(scale)}"), s)
-        _map(em, ins, args, f)
-    return lower
-
-
-ext_rule(GLSL, "Log")(_log(None))
-ext_rule(GLSL, "Log2")(_log(1.4426950408889634))
 
 
 @ext_rule(GLSL, "Ldexp")

@@ -44,7 +44,12 @@ def test_ggml_suite_cold_and_warm(benchmark, ops, regex, tmp_path, report):
         counts = {op: dict(c) for op, c in ggml_suite.per_op(r).items()}
         info[f"{driver}_{state}_s"] = r["seconds"]
         info[f"{driver}_{state}_cases"] = counts
-        assert r["returncode"] == 0, f"{driver} {state}: exit {r['returncode']}\n{r['tail']}"
+        # jitcoop must pass every case; the peer's own failures (lavapipe fails a few matrix
+        # products on its KHR path) are recorded, not asserted
+        if driver == "jitcoop":
+            assert r["returncode"] == 0, f"{driver} {state}: exit {r['returncode']}\n{r['tail']}"
+        else:
+            assert r["returncode"] in (0, 1) and r["cases"], f"{driver} {state}: exit {r['returncode']}\n{r['tail']}"
     info["cold_jitcoop_over_lavapipe"] = runs["jitcoop", "cold"]["seconds"] / runs["lavapipe", "cold"]["seconds"]
     info["warm_jitcoop_over_lavapipe"] = runs["jitcoop", "warm"]["seconds"] / runs["lavapipe", "warm"]["seconds"]
     info["jitcoop_cold_over_warm"] = runs["jitcoop", "cold"]["seconds"] / runs["jitcoop", "warm"]["seconds"]

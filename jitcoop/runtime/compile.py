@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
-from . import limit as limit_mod
+from . import compilers, limit as limit_mod
 from ..codegen.meta import KernelMeta
 from . import cache
 from .cache import cache_dir, read_entry, write_entry
@@ -99,12 +99,17 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
                 got = _read(path, key)
             if got is None:
                 _load_generator()
-                def work():
-                    out = _generate(module, entry, spec, profile, subgroup_size, options, key)
-                    if background:      # written by the compiling child: it outlives this process
+                args = (entry, spec, profile, subgroup_size, options, key)
+                if background:          # written by the compiling child: it outlives this process
+                    def work():
+                        out = _generate(module, *args)
                         _write(path, key, *out[1:])
-                    return out
-                ir, meta, obj = _with_limit(work, limit, module, entry, finish_alone=background)
+                        return out
+                    ir, meta, obj = _with_limit(lambda: limit_mod.run_limited(work, limit, _what(entry), True), entry)
+                elif limit:             # in a compile process kept for the next compile
+                    ir, meta, obj = _with_limit(lambda: compilers.run(_generate, module, args, limit, _what(entry)), entry)
+                else:
+                    ir, meta, obj = _with_limit(lambda: _generate(module, *args), entry)
                 if not background:
                     _write(path, key, meta, obj)
     hit = got is not None
@@ -182,15 +187,18 @@ def generate_ir(module, entry, spec, profile, subgroup_size, options, annotate=T
     return gen.build("kernel")
 
 
-def _with_limit(work, limit: float, module, entry, finish_alone: bool = False):
-    """work(): with a limit, in a child process stopped past `limit` seconds (runtime.limit;
-    finish_alone: a child that writes its own result, left to finish if this process exits);
-    an exception that is not jitcoop's becomes a SpirvError asking for a report."""
-    what = f"entry point {entry!r}"
+def _what(entry) -> str:
+    return f"entry point {entry!r}"
+
+
+def _with_limit(compile_, entry):
+    """compile_(): a compile in this process or, under a time limit, in a child process stopped
+    past it (runtime.compilers, runtime.limit); an exception that is not jitcoop's becomes a
+    SpirvError asking for a report."""
     try:
-        return limit_mod.run_limited(work, limit, what, finish_alone) if limit else work()
+        return compile_()
     except (JitcoopError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as e:                  # noqa: BLE001 - a bug of the generator, reported as such
-        raise SpirvError(f"internal error while compiling {what}: {type(e).__name__}: {e} "
+        raise SpirvError(f"internal error while compiling {_what(entry)}: {type(e).__name__}: {e} "
                          "(please report this with the shader)") from e

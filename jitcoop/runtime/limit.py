@@ -68,7 +68,7 @@ def run_limited(work, limit: float, what: str, finish_alone: bool = False):
     os.close(w)
     t0 = time.perf_counter()
     try:
-        data = _read_until(r, t0 + limit)
+        data = read_until(r, t0 + limit)
     except BaseException:                              # Ctrl-C: the compile stops too
         _kill(pid)
         raise
@@ -76,24 +76,19 @@ def run_limited(work, limit: float, what: str, finish_alone: bool = False):
         os.close(r)
     if data is None:
         _kill(pid)
-        raise SpirvError(f"compiling {what} took longer than its limit of {limit:g} s (kernel option "
-                         f"compile_timeout=, CLI --compile-timeout) and was stopped after "
-                         f"{time.perf_counter() - t0:.1f} s")
+        raise stopped_error(what, limit, t0)
     _, status = os.waitpid(pid, 0)
     _running.discard(pid)
     _finish_alone.discard(pid)
     if not data:
-        how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exited with status {os.WEXITSTATUS(status)}")
-        raise SpirvError(f"compiling {what}: the compiler process {how} (out of memory, or a crash "
-                         "in LLVM; please report this with the shader)")
+        raise died_error(what, status)
     ok, value, heard, cache_state = pickle.loads(data)
     cache.merge_child_state(cache_state)
     for message, category, filename, lineno in heard:     # the child's warnings, as if issued here
         warnings.warn_explicit(message, category, filename, lineno)
     if ok:
         return value
-    raise _rebuilt(value)
+    raise rebuilt(value)
 
 
 def _child(work, w: int):
@@ -111,7 +106,7 @@ def _child(work, w: int):
             try:
                 out = (True, work())
             except BaseException as e:                 # noqa: BLE001 - every failure goes back
-                out = (False, _portable(e))
+                out = (False, portable(e))
         back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state))
         try:
             data = pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
@@ -127,9 +122,24 @@ def _child(work, w: int):
         os._exit(code)                                  # no atexit handlers, no buffers flushed twice
 
 
-def _read_until(fd: int, deadline: float):
-    """Everything written to fd until EOF, or None when the deadline passes first."""
-    chunks = []
+def stopped_error(what: str, limit: float, t0: float) -> SpirvError:
+    return SpirvError(f"compiling {what} took longer than its limit of {limit:g} s (kernel option "
+                      f"compile_timeout=, CLI --compile-timeout) and was stopped after "
+                      f"{time.perf_counter() - t0:.1f} s")
+
+
+def died_error(what: str, status: int) -> SpirvError:
+    how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+           else f"exited with status {os.WEXITSTATUS(status)}")
+    return SpirvError(f"compiling {what}: the compiler process {how} (out of memory, or a crash "
+                      "in LLVM; please report this with the shader)")
+
+
+def read_until(fd: int, deadline: float, framed: bool = False):
+    """Everything written to fd until EOF, or None when the deadline passes first. framed: one
+    message of a stream that carries several, each after its length (8 bytes, little-endian);
+    b"" where the stream ends before the message does."""
+    chunks, got, want = [], 0, None
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
@@ -138,10 +148,18 @@ def _read_until(fd: int, deadline: float):
                 return None
             if not sel.select(min(left, 0.5)):
                 continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
+            if want is None and framed:
+                chunk = os.read(fd, 8 - got)
+            else:
+                chunk = os.read(fd, min(1 << 20, want - got) if framed else 1 << 20)
+            if not chunk:               # (framed: a message cut short counts as none)
+                return b"" if framed else b"".join(chunks)
             chunks.append(chunk)
+            got += len(chunk)
+            if framed and want is None and got == 8:
+                want, chunks, got = int.from_bytes(b"".join(chunks), "little"), [], 0
+            if framed and want is not None and got == want:
+                return b"".join(chunks)
 
 
 def _detach(w: int):
@@ -167,12 +185,12 @@ def _kill(pid: int):
         pass
 
 
-def _portable(e: BaseException):
+def portable(e: BaseException):
     """An exception as (class, args, attributes), which pickles whatever its constructor takes."""
     return (type(e), e.args, dict(getattr(e, "__dict__", {})), f"{type(e).__name__}: {e}")
 
 
-def _rebuilt(value) -> BaseException:
+def rebuilt(value) -> BaseException:
     cls, args, attrs, text = value
     try:
         e = cls.__new__(cls)

@@ -5,8 +5,10 @@ array lengths that involve spec constants are resolved by `jitcoop.spirv.special
 """
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..errors import SpirvError
 from .grammar import grammar
@@ -77,6 +79,11 @@ class Module:
         self.functions: dict[int, Function] = {}
         self.all_defs: dict[int, Instruction] = {}      # every instruction with a result id
         self._build(g)
+
+    @cached_property
+    def data_key(self) -> str:
+        """A hash of the module's bytes (what a compile process keeps it by: runtime.compilers)."""
+        return hashlib.sha256(self.data).hexdigest()
 
     # -- decoding into the model ------------------------------------------------------------------
     def _build(self, g):

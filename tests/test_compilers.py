@@ -141,6 +141,20 @@ def test_a_large_module_gets_a_compiler_of_its_own(monkeypatch):
     assert len(_pids()) == 2
 
 
+def test_a_compiler_grown_past_its_budget_is_replaced(monkeypatch):
+    """A compiler whose heap has grown more than GROWTH since its fork ends after its compile
+    (its result still comes back); the next compile forks a new one."""
+    monkeypatch.setattr(compilers, "GROWTH", 1 << 40)
+    _saxpy(32)
+    [pid] = _pids()
+    monkeypatch.setattr(compilers, "GROWTH", -1)     # (read by the compiler: forked from here)
+    compilers._stop_all()
+    _saxpy(64)
+    assert _pids() == []
+    _saxpy(96)
+    assert _pids() == [] and _ended(pid)
+
+
 def test_idle_compilers_are_few(monkeypatch):
     monkeypatch.setattr(compilers, "SEND_MAX", 0)
     for letter in "ABCD":

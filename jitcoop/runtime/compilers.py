@@ -3,7 +3,7 @@
 A compile under a time limit runs in a child process that can be killed (runtime.limit says why).
 A child forked for each compile paid for its fork at every compile: the pages it wrote (its own
 allocations, and every object whose reference count it touched) were fresh or copied on write,
-about 5,000 page faults and 15 ms of a small kernel's 16 ms fast-tier compile. A compiler kept
+about 5,000 page faults, 15 ms on a small kernel's 16 ms fast-tier compile. A compiler kept
 for the next compile has those pages already: it is a child forked as runtime.limit forks one,
 that then serves compile after compile, each under the caller's time limit.
 
@@ -14,8 +14,9 @@ after its fork); a large module takes a compiler forked for it instead. Each com
 compiler takes on first: the disk cache's folder and settings are read from it.
 
 A compiler that passes the limit, crashes or fails to answer is killed and not used again: the
-next compile forks a new one. Up to IDLE compilers wait for work; they end when this process
-does (their socket closes; an exit handler kills them too). A process forked from this one
+next compile forks a new one, as does one whose heap has grown past GROWTH. Up to IDLE compilers
+wait for work; they end when this process does (their socket closes; an exit handler kills them
+too). A process forked from this one
 (a background compile, the application's own children) forgets them.
 """
 from __future__ import annotations
@@ -40,10 +41,15 @@ MODULES = 64            # modules a compiler keeps (the least recently used go f
 SEND_MAX = 32 << 10     # the largest module sent to a compiler: a larger one takes a new compiler,
                         # which has it from the fork (sending 80 KB of SPIR-V decoded took 35 ms,
                         # a fork's cost twice over)
-COMPILES = 500          # compiles a compiler serves before a fresh one replaces it (its heap
-                        # grows with what the generator's caches keep)
+GROWTH = 8 << 20        # heap a compiler may gain over its fork's before a fresh one replaces it:
+                        # LLVM's and the C heap's high-water marks stay with a process (the test
+                        # suite's 208 kernels compiled in one process took it from 98 to 358 MB;
+                        # with this budget a compiler serves about 10 optimized compiles, and the
+                        # largest compile process is the size a process forked per compile was)
+COMPILES = 500          # compiles a compiler serves at most (where /proc does not tell its memory)
 
 _HEADER = struct.Struct("<Q")
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class _Compiler:
@@ -101,9 +107,9 @@ def run(fn, module, args: tuple, limit: float, what: str):
     if not data:
         _, status = _reap(c)
         raise died_error(what, status)
+    ok, value, heard, cache_state, grown = pickle.loads(data)
     c.served += 1
-    _give_back(c)
-    ok, value, heard, cache_state = pickle.loads(data)
+    _give_back(c, grown)
     cache.merge_child_state(cache_state)
     for message, category, filename, lineno in heard:     # the compiler's warnings, as if issued here
         warnings.warn_explicit(message, category, filename, lineno)
@@ -124,12 +130,12 @@ def _take(module, key: str) -> _Compiler:
     return _fork(module, key)
 
 
-def _give_back(c: _Compiler):
-    """Back among the idle compilers, the most recently used last; the least recently used of
-    more than IDLE ends."""
+def _give_back(c: _Compiler, grown: bool):
+    """Back among the idle compilers, the most recently used last (unless it has grown past its
+    budget); the least recently used of more than IDLE ends."""
     done = []
     with _lock:
-        if c.served < COMPILES:
+        if c.served < COMPILES and not grown:
             _idle.append(c)
         else:
             done.append(c)
@@ -173,6 +179,7 @@ def _serve(channel: socket.socket, modules: dict):
         jit.reset_lock_after_fork()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         modules = OrderedDict(modules)
+        start = _resident()
         while True:
             data = read_until(channel.fileno(), float("inf"), framed=True)
             if not data:
@@ -193,7 +200,8 @@ def _serve(channel: socket.socket, modules: dict):
                     out = (True, fn(modules[key], *args))
                 except BaseException as e:              # noqa: BLE001 - every failure goes back
                     out = (False, portable(e))
-            back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state))
+            back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state),
+                    _resident() > start + GROWTH)
             try:
                 reply = pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
             except Exception as e:                      # noqa: BLE001 - an exception that won't pickle
@@ -205,6 +213,17 @@ def _serve(channel: socket.socket, modules: dict):
         code = 3
     finally:
         os._exit(code)
+
+
+def _resident() -> int:
+    """This process's resident anonymous memory in bytes (its heaps: not the libraries' code it
+    maps from files, which a compile touches page by page); 0 where /proc cannot say."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _send(channel: socket.socket, data: bytes):

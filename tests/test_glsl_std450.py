@@ -805,7 +805,9 @@ def test_exp_rounds_like_float64_exp(lane_groups):
     a[-4:] = [np.inf, -np.inf, np.nan, 0.0]
     ah = np.resize(np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16), n)
     o, oh = np.zeros(n, np.float32), np.zeros(n, np.float16)
-    k = jitcoop.Device("generic").load(ARITH.parent / "core" / "exp.spv").kernel(lane_groups=lane_groups)
+    k = jitcoop.Device("generic").load(ARITH.parent / "core" / "exp.spv").kernel(lane_groups=lane_groups,
+                                                                                 tier="optimized")
+    assert k.meta.lane_group == (16 if lane_groups else 0), k.meta.lane_group_why
     k.dispatch((n // 64, 1, 1), {0: a, 1: o, 2: ah, 3: oh})
     with np.errstate(all="ignore"):
         want, wanth = np.exp(a.astype(np.float64)).astype(np.float32), np.exp(ah.astype(np.float64)).astype(np.float16)
@@ -834,7 +836,10 @@ def test_log_rounds_like_float64_log(lane_groups):
     ah = np.resize(np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16), n)
     o, o2 = np.zeros(n, np.float32), np.zeros(n, np.float32)
     oh, oh2 = np.zeros(n, np.float16), np.zeros(n, np.float16)
-    k = jitcoop.Device("generic").load(ARITH.parent / "core" / "log.spv").kernel(lane_groups=lane_groups)
+    # (lane groups forced: the size rule turns them down for a C library call per lane)
+    k = jitcoop.Device("generic").load(ARITH.parent / "core" / "log.spv").kernel(
+        lane_groups=16 if lane_groups else False, tier="optimized")
+    assert k.meta.lane_group == (16 if lane_groups else 0), k.meta.lane_group_why
     k.dispatch((n // 64, 1, 1), {0: a, 1: o, 2: o2, 3: ah, 4: oh, 5: oh2})
     with np.errstate(all="ignore"):
         for got, x, fn, t, u in ((o, a, np.log, np.float32, np.uint32), (o2, a, np.log2, np.float32, np.uint32),

@@ -43,6 +43,7 @@ returns why).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -1659,8 +1660,16 @@ class _VecEmitter:
         size = sum(len(lines) for _, lines in self.new_blocks)
         region = sum(len(lg.blocks[lab].ins) for lab in lg.region)
         limit = VECTOR_SIZE_SYNC if lg.p.state is not None else VECTOR_SIZE
-        if not lg.p.force and size > limit * region:
-            raise Unsupported(f"not worth it: the vector copy would be {size / region:.1f} times the lane code "
+        # each side with its helpers as LLVM inlines them: the lane code's float64 exp is one
+        # call line but 40 instructions, as is the copy's vector exp, where bounds checks that
+        # sort out addresses at run time add the same lines to either
+        inlined = (sum(_inlined_extra(i.extra["callee"]) for lab in lg.region for i in lg.blocks[lab].ins
+                       if i.kind == "call"),
+                   sum(_inlined_extra(m) for _, lines in self.new_blocks for ln in lines
+                       if isinstance(ln, str) for m in _HELPER_CALL.findall(ln)))
+        if not lg.p.force and size + inlined[1] > limit * (region + inlined[0]):
+            raise Unsupported(f"not worth it: the vector copy would be {(size + inlined[1]) / (region + inlined[0]):.1f} "
+                              "times the lane code "
                               "(memory accesses sorted out at run time, work run once per invocation)")
         lg.within_budget(size)
         # phis: incoming values are computed at the end of each edge's block
@@ -2530,6 +2539,23 @@ class _VecEmitter:
         if t == "i1":
             val = self.op(f"zext {_vt(G, 'i1')} {val} to {_vt(G, 'i8')}")
         self.emit(f"store {_vt(G, st)} {val}, ptr {row}, align 1")
+
+
+_HELPER_CALL = re.compile(r"call [^@]*@(jc\.[-\w]+?)(?:\.v\d+)?\(")
+
+
+@functools.lru_cache(maxsize=None)
+def _inlined_extra(callee: str) -> int:
+    """The instructions a call of helper `callee` (jc.NAME, or its vector form jc.NAME.vG: the
+    same instructions on vectors) adds once LLVM inlines it: its body's, its own helper calls
+    inlined too, less the call's line; 0 for anything else."""
+    from .helpers import HELPERS
+    text = HELPERS.get(callee[3:]) if callee.startswith("jc.") else None
+    if text is None:
+        return 0
+    body = [ln.strip() for ln in text.strip().splitlines()[1:-1]]
+    body = [ln for ln in body if ln and not ln.startswith(";") and not ln.endswith(":")]
+    return len(body) - 1 + sum(_inlined_extra(m) for ln in body for m in _HELPER_CALL.findall(ln))
 
 
 _vector_helpers: dict = {}      # (name, G) -> (its name or None, the declarations it needs)

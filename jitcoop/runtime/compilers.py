@@ -33,8 +33,8 @@ import time
 import warnings
 from collections import OrderedDict
 
-from . import cache, jit
-from .limit import read_until, stopped_error, died_error, portable, rebuilt
+from . import jit
+from .limit import delivered, died_error, outcome, read_until, stopped_error
 
 IDLE = 2                # compilers kept waiting for work
 MODULES = 64            # modules a compiler keeps (the least recently used go first)
@@ -107,15 +107,10 @@ def run(fn, module, args: tuple, limit: float, what: str):
     if not data:
         _, status = _reap(c)
         raise died_error(what, status)
-    ok, value, heard, cache_state, grown = pickle.loads(data)
+    *got, grown = pickle.loads(data)
     c.served += 1
     _give_back(c, grown)
-    cache.merge_child_state(cache_state)
-    for message, category, filename, lineno in heard:     # the compiler's warnings, as if issued here
-        warnings.warn_explicit(message, category, filename, lineno)
-    if ok:
-        return value
-    raise rebuilt(value)
+    return delivered(*got)
 
 
 def _take(module, key: str) -> _Compiler:
@@ -193,22 +188,11 @@ def _serve(channel: socket.socket, modules: dict):
             if environ != os.environ:
                 os.environ.clear()
                 os.environ.update(environ)
-            state = cache.child_state()
-            with warnings.catch_warnings(record=True) as heard:
+            with warnings.catch_warnings():
                 warnings.simplefilter("always")        # every warning goes back; the caller's filters decide
-                try:
-                    out = (True, fn(modules[key], *args))
-                except BaseException as e:              # noqa: BLE001 - every failure goes back
-                    out = (False, portable(e))
-            back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state),
-                    _resident() > start + GROWTH)
-            try:
-                reply = pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as e:                      # noqa: BLE001 - an exception that won't pickle
-                text = out[1][3] if not out[0] else f"{type(e).__name__}: {e}"
-                reply = pickle.dumps((False, (RuntimeError, (text,), {}, text)) + back)
+                reply = outcome(lambda: fn(modules[key], *args), lambda: (_resident() > start + GROWTH,))
             _send(channel, reply)
-            del out, reply, heard
+            del reply
     except BaseException:                               # noqa: BLE001
         code = 3
     finally:

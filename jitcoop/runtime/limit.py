@@ -82,13 +82,37 @@ def run_limited(work, limit: float, what: str, finish_alone: bool = False):
     _finish_alone.discard(pid)
     if not data:
         raise died_error(what, status)
-    ok, value, heard, cache_state = pickle.loads(data)
+    return delivered(*pickle.loads(data)[:4])
+
+
+def delivered(ok: bool, value, heard: list, cache_state):
+    """A compile process's outcome, here: what its cache counted, its warnings as if issued
+    here (where the caller's filters and catch_warnings see them), then its result, or its
+    exception raised."""
     cache.merge_child_state(cache_state)
-    for message, category, filename, lineno in heard:     # the child's warnings, as if issued here
+    for message, category, filename, lineno in heard:
         warnings.warn_explicit(message, category, filename, lineno)
     if ok:
         return value
     raise rebuilt(value)
+
+
+def outcome(work, after=tuple) -> bytes:
+    """In a compile process: work()'s outcome pickled for delivered() (its result or exception,
+    the warnings it issued that this process's filters let through, what the cache counted
+    meanwhile), with the tuple after() gives once it has run after them."""
+    state = cache.child_state()
+    with warnings.catch_warnings(record=True) as heard:
+        try:
+            out = (True, work())
+        except BaseException as e:                     # noqa: BLE001 - every failure goes back
+            out = (False, portable(e))
+    back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state)) + after()
+    try:
+        return pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:                             # noqa: BLE001 - an exception that won't pickle
+        text = out[1][3] if not out[0] else f"{type(e).__name__}: {e}"
+        return pickle.dumps((False, (RuntimeError, (text,), {}, text)) + back)
 
 
 def _child(work, w: int):
@@ -101,19 +125,7 @@ def _child(work, w: int):
         gc.freeze()
         jit.reset_lock_after_fork()
         signal.signal(signal.SIGINT, signal.SIG_DFL)   # the parent handles Ctrl-C and kills us
-        state = cache.child_state()
-        with warnings.catch_warnings(record=True) as heard:     # the parent's filters, recorded
-            try:
-                out = (True, work())
-            except BaseException as e:                 # noqa: BLE001 - every failure goes back
-                out = (False, portable(e))
-        back = ([(str(x.message), x.category, x.filename, x.lineno) for x in heard], cache.child_state(state))
-        try:
-            data = pickle.dumps(out + back, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as e:                         # noqa: BLE001 - an exception that won't pickle
-            text = out[1][3] if not out[0] else f"{type(e).__name__}: {e}"
-            data = pickle.dumps((False, (RuntimeError, (text,), {}, text)) + back)
-        view = memoryview(data)
+        view = memoryview(outcome(work))               # (warnings through the parent's filters)
         while view:
             view = view[os.write(w, view):]
     except BaseException:                              # noqa: BLE001

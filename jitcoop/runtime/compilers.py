@@ -8,16 +8,17 @@ for the next compile has those pages already: it is a child forked as runtime.li
 that then serves compile after compile, each under the caller's time limit.
 
 A compile is `run(fn, module, args, limit, what)`: fn(spirv_module, *args) in a compiler, its
-result or exception back here. fn and args are pickled (fn a module-level function); the module
-is sent once to each compiler, which keeps it by its key (a compiler has none of the modules made
-after its fork); a large module takes a compiler forked for it instead. Each compile also carries this process's environment, which the
-compiler takes on first: the disk cache's folder and settings are read from it.
+result or exception back here. fn and args are pickled (fn a module-level function). A compiler
+keeps the modules it is sent by their key; a compiler has none of the modules made after its
+fork, and a large module takes a compiler forked for it rather than being sent. Each compile
+also carries this process's environment, which the compiler takes on first: the disk cache's
+folder and settings are read from it.
 
 A compiler that passes the limit, crashes or fails to answer is killed and not used again: the
-next compile forks a new one, as does one whose heap has grown past GROWTH. Up to IDLE compilers
-wait for work; they end when this process does (their socket closes; an exit handler kills them
-too). A process forked from this one
-(a background compile, the application's own children) forgets them.
+next compile forks a new one, as it does for one whose heap has grown past GROWTH. Up to IDLE
+compilers wait for work; they end when this process does (their socket closes; an exit handler
+kills them too). A process forked from this one (a background compile, the application's own
+children) forgets them.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ COMPILES = 500          # compiles a compiler serves at most (where /proc does n
 
 _HEADER = struct.Struct("<Q")
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 
 
 class _Compiler:
@@ -212,10 +214,11 @@ def _resident() -> int:
 
 def _send(channel: socket.socket, data: bytes):
     """One message, after its length. MSG_NOSIGNAL: a peer gone is an error here, not SIGPIPE (in
-    an application that loads the Vulkan driver, SIGPIPE may still end the process)."""
+    an application that loads the Vulkan driver, SIGPIPE may still end the process; where the
+    flag is missing, as on macOS, Python's own SIGPIPE setting stands)."""
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
-        view = view[channel.send(view, socket.MSG_NOSIGNAL):]
+        view = view[channel.send(view, _NOSIGNAL):]
 
 
 @atexit.register
@@ -227,8 +230,8 @@ def _stop_all():
 
 
 def _forget():
-    """In a process forked from this one: the compilers are its parent's (their pipes closed
-    here, so that a compiler sees its parent's end of them close when the parent exits)."""
+    """In a process forked from this one: the compilers are its parent's (their sockets closed
+    here, so that a compiler sees its parent's end close when the parent exits)."""
     for c in list(_all):
         c.channel.close()
     _all.clear()

@@ -82,7 +82,7 @@ def run_limited(work, limit: float, what: str, finish_alone: bool = False):
     _finish_alone.discard(pid)
     if not data:
         raise died_error(what, status)
-    return delivered(*pickle.loads(data)[:4])
+    return delivered(*pickle.loads(data))
 
 
 def delivered(ok: bool, value, heard: list, cache_state):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import JitcoopError, SpirvError
 from . import jit, library
-from . import compilers, limit as limit_mod
+from . import limit as limit_mod
 from ..codegen.meta import KernelMeta
 from . import cache
 from .cache import cache_dir, read_entry, write_entry
@@ -107,6 +107,7 @@ def compile_kernel(module, entry, spec: dict, profile, subgroup_size: int, optio
                         return out
                     ir, meta, obj = _with_limit(lambda: limit_mod.run_limited(work, limit, _what(entry), True), entry)
                 elif limit:             # in a compile process kept for the next compile
+                    from . import compilers     # (here: a process whose kernels are all cached never needs it)
                     ir, meta, obj = _with_limit(lambda: compilers.run(_generate, module, args, limit, _what(entry)), entry)
                 else:
                     ir, meta, obj = _with_limit(lambda: _generate(module, *args), entry)

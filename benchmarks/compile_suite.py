@@ -75,7 +75,7 @@ def _peak_mb() -> float:
     next compile (jitcoop.runtime.compilers) are stopped first: a child counts once reaped."""
     try:
         from jitcoop.runtime import compilers
-        compilers._stop_all()
+        compilers.stop_all()
     except ImportError:                 # (a jitcoop that forks a process per compile)
         pass
     return max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024

@@ -36,9 +36,9 @@ def fresh(tmp_path, monkeypatch):
     from other tests."""
     monkeypatch.setenv("JITCOOP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(compile_mod, "_memo", {})
-    compilers._stop_all()
+    compilers.stop_all()
     yield
-    compilers._stop_all()
+    compilers.stop_all()
 
 
 def _saxpy(wg: int, timeout: float = 60.0, module=None):
@@ -148,7 +148,7 @@ def test_a_compiler_grown_past_its_budget_is_replaced(monkeypatch):
     _saxpy(32)
     [pid] = _pids()
     monkeypatch.setattr(compilers, "GROWTH", -1)     # (read by the compiler: forked from here)
-    compilers._stop_all()
+    compilers.stop_all()
     _saxpy(64)
     assert _pids() == []
     _saxpy(96)

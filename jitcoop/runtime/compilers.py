@@ -222,7 +222,9 @@ def _send(channel: socket.socket, data: bytes):
 
 
 @atexit.register
-def _stop_all():
+def stop_all():
+    """End every compiler of this process (at exit; a benchmark reading its children's peak
+    memory, which counts a child once reaped)."""
     with _lock:
         _idle.clear()
     for c in list(_all):

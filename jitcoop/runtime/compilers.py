@@ -90,7 +90,7 @@ def run(fn, module, args: tuple, limit: float, what: str):
             _send(c.channel, pickle.dumps((fn, key, None if key in c.modules else module, args, dict(os.environ)),
                                             pickle.HIGHEST_PROTOCOL))
             break
-        except BrokenPipeError:         # it ended while idle (killed from outside): a new one
+        except (BrokenPipeError, ConnectionResetError):     # it ended while idle (killed from outside)
             c.close(kill=True)
             if retry:
                 raise

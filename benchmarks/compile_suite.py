@@ -73,11 +73,8 @@ def _dumped(a):
 def _peak_mb() -> float:
     """The largest resident set of this process and its compile processes. Those kept for the
     next compile (jitcoop.runtime.compilers) are stopped first: a child counts once reaped."""
-    try:
-        from jitcoop.runtime import compilers
-        compilers.stop_all()
-    except ImportError:                 # (a jitcoop that forks a process per compile)
-        pass
+    from jitcoop.runtime import compilers
+    compilers.stop_all()
     return max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 

@@ -104,7 +104,7 @@ META_CASES = [
     ("jitcoop/examples/sgemm.spv", "generic", {}),
     ("tests/shaders/linked_list.spv", "generic", {}),             # physical pointers: a type that points to itself
     ("tests/shaders/core/subgroups.spv", "generic", {}),
-    ("tests/shaders/cache/divergent_add.spv", "generic", {}),     # kernel-library variants
+    ("tests/shaders/cache/pack_unorm.spv", "generic", {}),        # kernel-library variants
     ("tests/shaders/coopmat/muladd_f16_f32.spv", "nvidia", {}, {10: 32}),   # lane layouts: numpy tables
     ("tests/shaders/coopmat2_apps/flash_attn.spv", "nvidia", {}),
     ("tests/shaders/coopmat2/decode_q4.spv", "nvidia", {}),
@@ -486,12 +486,12 @@ def test_prune_removes_what_dead_processes_left(tmp_path):
     assert sorted(tmp_path.iterdir()) == sorted(young)
 
 
-_DIVERGENT = """
+_PACKED = """
 import json, warnings, jitcoop
-from tests.fuzz.cache import run_divergent, divergent_reference
+from tests.fuzz.cache import run_packed, packed_reference
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
-    right = run_divergent() == divergent_reference()
+    right = run_packed() == packed_reference()
 cache = [str(x.message) for x in w if issubclass(x.category, jitcoop.CacheWarning)]
 print(json.dumps(dict(right=right, warnings=cache)))
 """
@@ -500,13 +500,13 @@ print(json.dumps(dict(right=right, warnings=cache)))
 def test_library_warnings_from_the_compile_process_reach_the_caller(tmp_path):
     """A kernel-library variant is looked up while the kernel's code is generated, in the compile's
     child process: its warning is issued again in the caller's process, where catch_warnings sees it."""
-    p = _python(_DIVERGENT, _env(tmp_path))
+    p = _python(_PACKED, _env(tmp_path))
     assert p.returncode == 0 and json.loads(p.stdout.splitlines()[-1]) == dict(right=True, warnings=[]), p.stderr
     for k in tmp_path.glob("k_*.entry"):
         k.unlink()
     lib = next(tmp_path.glob("lib-*/*.entry"))
     lib.write_bytes(lib.read_bytes()[:300])
-    p = _python(_DIVERGENT, _env(tmp_path))
+    p = _python(_PACKED, _env(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
     o = json.loads(p.stdout.splitlines()[-1])
     assert o["right"] and len(o["warnings"]) == 1 and f"{lib} is unusable (truncated" in o["warnings"][0], o
@@ -520,7 +520,7 @@ def test_read_only_folder_with_library_kernels_warns_once(tmp_path):
         prefix = ("setpriv", "--bounding-set=-all", "--inh-caps=-all") if os.geteuid() == 0 else ()
         if prefix and not shutil.which("setpriv"):
             pytest.skip("running as root without setpriv: the folder cannot be made read-only")
-        p = _python(_DIVERGENT, _env(d), prefix)
+        p = _python(_PACKED, _env(d), prefix)
     finally:
         d.chmod(0o755)
     assert p.returncode == 0, p.stderr[-3000:]

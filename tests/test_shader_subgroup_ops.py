@@ -228,3 +228,76 @@ def test_shuffles_quads_ballots_votes(kc, rng, sg):
     w = w.reshape(3, NT)
     for r in range(3):
         np.testing.assert_array_equal(w[r], want_w[r], err_msg=f"64-bit row {r}")
+
+
+# -- bools, float16, NaN operands -------------------------------------------------------------------------
+
+def bool_half_inputs(rng):
+    u = rng.integers(0, 8, NT).astype(np.uint32)
+    u[:40] |= 1                                   # subgroups whose And is true at sizes 8 and 32
+    u[48:56] &= ~np.uint32(4)                     # and where AllEqual of bit 2 holds
+    # float16 values of every magnitude: sums and products that round at many steps
+    h = (rng.uniform(-2, 2, NT) * 2.0 ** rng.integers(-12, 6, NT)).astype(np.float16)
+    z = rng.uniform(-3, 3, NT).astype(np.float32)
+    z[rng.random(NT) < 0.3] = np.nan
+    z[::8] = rng.uniform(-3, 3, NT // 8)          # a number at each subgroup's first lane
+    z[:32] = np.clip(z[:32], -1.9, 1.9)           # |z| < 2 on all of them: AllEqual's first subgroups
+    z[:32][np.isnan(z[:32])] = 0.5
+    return u, h, z
+
+
+def bool_half_reference(u, h, z, sg):
+    o = np.zeros((12, NT), np.uint32)
+    oh = np.zeros((7, NT), np.float16)
+    half = lambda op: (lambda a, b: np.float16(op(np.float16(a), np.float16(b))))   # noqa: E731
+    fmin = lambda a, b: b if np.isnan(a) else a if np.isnan(b) else min(a, b)        # noqa: E731
+    fmax = lambda a, b: b if np.isnan(a) else a if np.isnan(b) else max(a, b)        # noqa: E731
+    for lanes in subgroups(sg):
+        b = [bool(v & 1) for v in u[lanes]]
+        c = [bool(v & 2) for v in u[lanes]]
+        n = len(lanes)
+
+        def clustered(vals, size, op):
+            return [reduce(op, vals[i - i % size:i - i % size + size]) for i in range(n)]
+        o[0, lanes] = scan(b, lambda p, q: p and q, True, "reduce")
+        o[1, lanes] = scan(c, lambda p, q: p or q, False, "reduce")
+        o[2, lanes] = scan(b, lambda p, q: p != q, False, "reduce")
+        o[3, lanes] = scan(c, lambda p, q: p and q, True, "inclusive")
+        o[4, lanes] = scan(b, lambda p, q: p or q, False, "exclusive")
+        o[5, lanes] = scan(c, lambda p, q: p != q, False, "inclusive")
+        o[6, lanes] = clustered(b, 4, lambda p, q: p and q)
+        o[7, lanes] = clustered(c, 8, lambda p, q: p != q)
+        zs = [np.float32(v) for v in z[lanes]]
+        o[8, lanes] = np.array(scan(zs, fmin, np.float32(np.inf), "reduce"), np.float32).view(np.uint32)
+        o[9, lanes] = np.array(scan(zs, fmax, np.float32(-np.inf), "inclusive"), np.float32).view(np.uint32)
+        e = np.where(np.abs(z[lanes]) < 2, 1.5, z[lanes])
+        o[10, lanes] = bool((e == e[0]).all())
+        o[11, lanes] = bool((u[lanes] & 4 == u[lanes][0] & 4).all())
+        hs = list(h[lanes])
+        oh[0, lanes] = scan(hs, half(np.add), np.float16(0), "reduce")
+        oh[1, lanes] = scan(hs, half(np.add), np.float16(0), "inclusive")
+        oh[2, lanes] = scan(hs, half(np.add), np.float16(0), "exclusive")
+        oh[3, lanes] = scan(hs, half(np.multiply), np.float16(1), "reduce")
+        oh[4, lanes] = clustered(hs, 4, half(np.add))
+        oh[5, lanes] = scan(hs, min, np.float16(np.inf), "reduce")
+        oh[6, lanes] = scan(hs, max, np.float16(-np.inf), "exclusive")
+    return o, oh
+
+
+@pytest.mark.parametrize("sg", SIZES)
+def test_bools_float16_and_nan_operands(kc, rng, sg):
+    """Logical reductions and scans; float16 sums and products rounded to float16 after each
+    step, lane by lane (numpy's float16 arithmetic does the same rounding); NaN operands of
+    FMin/FMax lose to any number (the SPIR-V rule); AllEqual of floats and of a vector."""
+    k = kc("subgroup_bool_half", sg=sg)
+    u, h, z = bool_half_inputs(rng)
+    o = np.zeros(12 * NT, np.uint32)
+    oh = np.zeros(7 * NT, np.float16)
+    k.dispatch((NWG, 1, 1), {0: u, 1: h, 2: z, 3: o, 4: oh})
+    want_o, want_h = bool_half_reference(u, h, z, sg)
+    o = o.reshape(12, NT)
+    for r in range(12):
+        np.testing.assert_array_equal(o[r], want_o[r], err_msg=f"row {r}")
+    oh = oh.reshape(7, NT)
+    for r in range(7):
+        np.testing.assert_array_equal(oh[r].view(np.uint16), want_h[r].view(np.uint16), err_msg=f"float16 row {r}")

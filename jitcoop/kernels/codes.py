@@ -110,7 +110,7 @@ def run_length(tab, rows, cols, col_major) -> int:
     return 0
 
 
-# -- subgroup operations (jitcoop.kernels.subgroup) ------------------------------------------------
+# -- subgroup operations (jitcoop.codegen.subgroup_ops) --------------------------------------------
 
 # Combining operations (OpGroupNonUniform<op>)
 IADD, IMUL, SMIN, UMIN, FMIN, SMAX, UMAX, FMAX, AND, OR, XOR, FADD, FMUL, LAND, LOR, LXOR = range(16)

@@ -6,8 +6,8 @@ entry in its place.
     python3 -m tests.fuzz cache --count 1000 --seed 1 [--json]
 
 The entries: a kernel (the saxpy example), the dispatch driver (every dispatch needs it), and
-a kernel-library variant with the kernel that calls it (tests/shaders/cache/divergent_add: a
-subgroup sum in divergent code). The damage (DAMAGE): truncated at a random length, bits
+a kernel-library variant with the kernel that calls it (tests/shaders/cache/pack_unorm: GLSL's
+packUnorm4x8 in divergent code). The damage (DAMAGE): truncated at a random length, bits
 flipped, a span overwritten with random bytes, another entry's bytes (another key, another
 kind), metadata replaced by garbage or by JSON of the wrong form under correct hashes, another
 format or jitcoop version in the header, an empty file. The first cases take each entry with each
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-DIVERGENT = ROOT / "tests" / "shaders" / "cache" / "divergent_add.spv"
+PACKED = ROOT / "tests" / "shaders" / "cache" / "pack_unorm.spv"
 N = 200                      # saxpy's elements
 
 
@@ -57,29 +57,29 @@ def run_saxpy(spec=None) -> bytes:
     return y.tobytes()
 
 
-def divergent_inputs():
-    u = (np.arange(128, dtype=np.uint32) * 7 + 3) ^ (np.arange(128, dtype=np.uint32) >> 2)
+def packed_inputs():
+    u = (np.arange(128, dtype=np.uint32) * 0x9E3779B1 + 3) ^ (np.arange(128, dtype=np.uint32) >> 2)
     return u, np.full(128, 5, np.uint32)
 
 
-def divergent_reference() -> bytes:
-    """o[g] = the sum of the odd u of g's subgroup (32 invocations: the generic profile's), for an odd u[g]."""
-    u, o = divergent_inputs()
-    for s in range(0, 128, 32):
-        odd = (u[s:s + 32] & 1) == 1
-        o[s:s + 32][odd] = u[s:s + 32][odd].sum(dtype=np.uint32)
+def packed_reference() -> bytes:
+    """o[g] = u[g] for an odd u[g]: packUnorm4x8 gives back the bytes that unpackUnorm4x8 made
+    unorm values (b / 255 scaled by 255 rounds to b)."""
+    u, o = packed_inputs()
+    odd = (u & 1) == 1
+    o[odd] = u[odd]
     return o.tobytes()
 
 
-def run_divergent() -> bytes:
+def run_packed() -> bytes:
     import jitcoop
-    k = jitcoop.Device().load(DIVERGENT).kernel()
-    u, o = divergent_inputs()
+    k = jitcoop.Device().load(PACKED).kernel()
+    u, o = packed_inputs()
     k.dispatch((2, 1, 1), {0: u, 1: o})
     return o.tobytes()
 
 
-RUNS = {"saxpy": (run_saxpy, saxpy_reference), "divergent": (run_divergent, divergent_reference)}
+RUNS = {"saxpy": (run_saxpy, saxpy_reference), "packed": (run_packed, packed_reference)}
 
 
 # -- the damage -----------------------------------------------------------------------------------
@@ -191,8 +191,8 @@ def damage(kind: str, rng, data: bytes, others: list) -> bytes:
 DAMAGE = ("truncate", "bitflip", "overwrite", "other_entry", "garbage_meta", "garbage_meta_unhashed",
           "wrong_version", "empty")
 # (entry, the run that needs it, share of the cases): library cases recompile a numba function
-TARGETS = (("kernel", "saxpy", 0.55), ("driver", "saxpy", 0.25), ("kernel_lib", "divergent", 0.12),
-           ("library", "divergent", 0.08))
+TARGETS = (("kernel", "saxpy", 0.55), ("driver", "saxpy", 0.25), ("kernel_lib", "packed", 0.12),
+           ("library", "packed", 0.08))
 
 
 # -- the campaign ---------------------------------------------------------------------------------
@@ -254,7 +254,7 @@ def _prepare(d: Path) -> dict:
         finally:
             os._exit(0)
     made = {}
-    for name, fn in (("kernel", run_saxpy), ("other", lambda: run_saxpy({0: 32})), ("kernel_lib", run_divergent)):
+    for name, fn in (("kernel", run_saxpy), ("other", lambda: run_saxpy({0: 32})), ("kernel_lib", run_packed)):
         before = set(d.rglob("*.entry"))
         if _in_child(fill, fn) != 0:
             raise RuntimeError("preparing the cache failed")

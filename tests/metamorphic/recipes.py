@@ -492,6 +492,15 @@ def _subgroup_shuffle(r):
     return Dispatch(2, {0: x, 1: d, 2: np.zeros(42 * nt, np.uint32), 3: np.zeros(3 * nt, np.uint64)})
 
 
+@recipe(T + "subgroup_bool_half.spv")
+def _subgroup_bool_half(r):
+    nt = 192
+    h = (r.rng.uniform(-2, 2, nt) * 2.0 ** r.rng.integers(-12, 6, nt)).astype(np.float16)
+    z = r.rng.uniform(-3, 3, nt).astype(np.float32)
+    z[r.rng.random(nt) < 0.3] = np.nan
+    return Dispatch(2, {0: r.bits(nt, np.uint32), 1: h, 2: z, 3: np.zeros(12 * nt, np.uint32),
+                        4: np.zeros(7 * nt, np.float16)})
+
 
 @recipe(T + "signature/sig.spv", spec={0: 64, 1: 1})
 def _signature(r):
@@ -1360,8 +1369,8 @@ def _robust_access(r):
                         3: np.zeros(128, np.uint32)}, push=u32(32))
 
 
-@recipe(T + "cache/divergent_add.spv")
-def _divergent_add(r):
+@recipe(T + "cache/pack_unorm.spv")
+def _pack_unorm(r):
     return Dispatch(2, {0: r.bits(128, np.uint32), 1: r.bits(128, np.uint32)})
 
 

@@ -2,19 +2,20 @@
 
 These are collective: a lane stops before one and the workgroup scheduler runs it for the lanes
 that wait there (the active lanes of each subgroup). A barrier is a scan of the lane states; a
-subgroup operation is one kernel-library call (jitcoop.kernels.subgroup) per result component on
-the operand and result slot rows. Ballot bit queries on a ballot value are ordinary per-lane rules.
+subgroup operation is one call of an IR function specialized to it (jitcoop.codegen.subgroup_ops)
+per result component on the operand and result slot rows. Ballot bit queries on a ballot value
+are ordinary per-lane rules.
 """
 from __future__ import annotations
 
 from ...errors import SpirvError
 from ...kernels import codes as G
+from .. import subgroup_ops as sg
 from ..llvm import lit
 from . import collective, rule
 from .common import intrinsic, scalars
 
 SCOPE_WORKGROUP = 2
-SG = "jitcoop.kernels.subgroup"
 
 
 def _scope(em, ins, pos=0):
@@ -75,8 +76,11 @@ def _rounding(s):
     return G.ROUND_NONE
 
 
-def _state(em):
-    return em.state_arr()
+def _call(em, fn, wait, *rows, extra=()):
+    """Call a subgroup function on the lane states, the wait code and rows (Arr), with `extra`
+    ((type, operand) pairs) after the first row."""
+    args = [f"ptr {em.state}", f"i32 {wait}", f"ptr {rows[0].ptr}"] + [f"{t} {v}" for t, v in extra]
+    em.emit(f"call void {fn}({', '.join(args + [f'ptr {r.ptr}' for r in rows[1:]])})")
 
 
 def _arith(name):
@@ -85,14 +89,11 @@ def _arith(name):
         xs = em.coll_arrays(ins.operands[2])
         rs = em.coll_result(ins)
         for x, r, s in zip(xs, rs, scalars(em.rtype(ins))):
-            common = [_state(em), ("i64", str(wait))]
             if name in _LOGICAL:
-                em.lib(f"{SG}:logical", common + [("i64", str(_LOGICAL[name])), ("i64", str(gop)),
-                                                  ("i64", str(cluster)), x, r, ("i64", str(em.sg))], ins)
+                fn = sg.logical(em, _LOGICAL[name], gop, cluster)
             else:
-                em.lib(f"{SG}:arith", common + [("i64", str(_ARITH[name])), ("i64", str(gop)),
-                                                ("i64", str(cluster)), ("i64", str(_rounding(s))),
-                                                (x.dtype, _identity(name, s)), x, r, ("i64", str(em.sg))], ins)
+                fn = sg.arith(em, _ARITH[name], gop, cluster, _rounding(s), x.dtype, _identity(name, s))
+            _call(em, fn, wait, x, r)
         em.resume_lanes(wait, resume)
     return lower
 
@@ -105,16 +106,17 @@ def _gather(mode, has_index=True):
     def lower(em, ins, wait, resume):
         xs = em.coll_arrays(ins.operands[1])
         rs = em.coll_result(ins)
-        idx, idx_const, per_lane = _state(em), "0", "false"
+        idx, idx_const = em.state_arr(), "0"
+        per_lane = False
         if has_index:
             v = ins.operands[2]
             if em.spec.is_const(v) or v in em.hoisted:
                 idx_const = em.to_i64(v)
             else:
-                idx, per_lane = em.coll_arrays(v)[0], "true"
+                idx, per_lane = em.coll_arrays(v)[0], True
         for x, r in zip(xs, rs):
-            em.lib(f"{SG}:gather", [_state(em), ("i64", str(wait)), ("i64", str(mode)), idx, ("i64", idx_const),
-                                    ("b", per_lane), x, r, ("i64", str(em.sg))], ins)
+            fn = sg.gather(em, mode, x.dtype, idx.dtype if per_lane else None)
+            _call(em, fn, wait, idx, x, r, extra=[("i64", idx_const)])
         em.resume_lanes(wait, resume)
     return lower
 
@@ -131,8 +133,7 @@ collective("OpGroupNonUniformBroadcastFirst")(_gather(G.FIRST, has_index=False))
 
 @collective("OpGroupNonUniformElect")
 def _elect(em, ins, wait, resume):
-    r = em.coll_result(ins)[0]
-    em.lib(f"{SG}:elect", [_state(em), ("i64", str(wait)), r, ("i64", str(em.sg))], ins)
+    _call(em, sg.elect(em), wait, em.coll_result(ins)[0])
     em.resume_lanes(wait, resume)
 
 
@@ -141,8 +142,7 @@ def _vote(kind):
         xs = em.coll_arrays(ins.operands[1])
         r = em.coll_result(ins)[0]
         for i, x in enumerate(xs):
-            em.lib(f"{SG}:vote", [_state(em), ("i64", str(wait)), ("i64", str(kind)), x, r,
-                                  ("b", "true" if i > 0 else "false"), ("i64", str(em.sg))], ins)
+            _call(em, sg.vote(em, kind, x.dtype, combine_and=i > 0), wait, x, r)
         em.resume_lanes(wait, resume)
     return lower
 
@@ -155,8 +155,7 @@ collective("OpGroupNonUniformAllEqual")(_vote(G.VOTE_EQUAL))
 @collective("OpGroupNonUniformBallot")
 def _ballot(em, ins, wait, resume):
     x = em.coll_arrays(ins.operands[1])[0]
-    r = em.coll_result(ins)
-    em.lib(f"{SG}:ballot", [_state(em), ("i64", str(wait)), x, *r, ("i64", str(em.sg))], ins)
+    _call(em, sg.ballot(em), wait, x, *em.coll_result(ins))
     em.resume_lanes(wait, resume)
 
 

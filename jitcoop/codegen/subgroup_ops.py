@@ -9,6 +9,10 @@ Each function is specialized to what its instruction fixes: the operation, the g
 the element type, the cluster, W and S. So its loops have constant bounds and no dispatch on the
 operation, and a module defines one per kind of instruction it has (noinline: called once per
 collective, kept out of line as the scheduler's other scans are, jitcoop.codegen.helpers).
+They are optimized for size (minsize): LLVM would otherwise unroll each one's loops over the
+lanes whole, for no speed (a lane's branch on its state keeps them scalar code), and a kernel
+with dozens of subgroup operations (tests/shaders/subgroup_scan: 42) took 4.8 s to compile at
+the optimized tier where it takes 2.7 s.
 
 The semantics, per subgroup, over its active lanes in lane order:
 - arith/logical: a reduction or scan, combined left to right from the operation's identity;
@@ -36,7 +40,7 @@ def _define(em, name: str, params: str, build) -> str:
     """@name, defined in the module once: build(f) fills the Function."""
     full = f"@jc.sg.{name}"
     if full not in em.decls:
-        f = Function(f"define internal void {full}({params}) noinline")
+        f = Function(f"define internal void {full}({params}) noinline minsize optsize")
         f.block("entry")
         build(f)
         em.declare(full, f.render())

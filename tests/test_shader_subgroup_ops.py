@@ -301,3 +301,57 @@ def test_bools_float16_and_nan_operands(kc, rng, sg):
     oh = oh.reshape(7, NT)
     for r in range(7):
         np.testing.assert_array_equal(oh[r].view(np.uint16), want_h[r].view(np.uint16), err_msg=f"float16 row {r}")
+
+
+CLUSTERED_ADD = """
+    OpCapability Shader
+    OpCapability GroupNonUniformClustered
+    OpCapability GroupNonUniformArithmetic
+    OpMemoryModel Logical GLSL450
+    OpEntryPoint GLCompute %main "main" %gid
+    OpExecutionMode %main LocalSize 32 1 1
+    OpDecorate %gid BuiltIn GlobalInvocationId
+    OpDecorate %arr ArrayStride 4
+    OpMemberDecorate %S 0 Offset 0
+    OpDecorate %S Block
+    OpDecorate %buf DescriptorSet 0
+    OpDecorate %buf Binding 0
+    %void = OpTypeVoid
+    %fn = OpTypeFunction %void
+    %uint = OpTypeInt 32 0
+    %v3 = OpTypeVector %uint 3
+    %pv3 = OpTypePointer Input %v3
+    %gid = OpVariable %pv3 Input
+    %arr = OpTypeRuntimeArray %uint
+    %S = OpTypeStruct %arr
+    %pS = OpTypePointer StorageBuffer %S
+    %buf = OpVariable %pS StorageBuffer
+    %pu = OpTypePointer StorageBuffer %uint
+    %c0 = OpConstant %uint 0
+    %sub = OpConstant %uint 3
+    %c3 = OpConstant %uint 3
+    %main = OpFunction %void None %fn
+    %l = OpLabel
+    %g = OpLoad %v3 %gid
+    %x = OpCompositeExtract %uint %g 0
+    %p = OpAccessChain %pu %buf %c0 %x
+    %v = OpLoad %uint %p
+    %r = OpGroupNonUniformIAdd %uint %sub ClusteredReduce %v %c3
+    OpStore %p %r
+    OpReturn
+    OpFunctionEnd
+"""
+
+
+def test_cluster_size_not_a_power_of_2_is_an_error_naming_the_instruction():
+    """Clusters of 3 would straddle subgroups: SPIR-V requires a power of 2 (spirv-val rejects
+    it); jitcoop names the instruction. With 4 the same shader sums each 4 invocations."""
+    import jitcoop
+    dev = jitcoop.Device()
+    with pytest.raises(jitcoop.SpirvError, match=r"OpGroupNonUniformIAdd at byte \d+: ClusterSize 3 is not a power of 2"):
+        dev.load(CLUSTERED_ADD).kernel()
+    k = dev.load(CLUSTERED_ADD.replace("%c3 = OpConstant %uint 3", "%c3 = OpConstant %uint 4")).kernel()
+    x = np.arange(32, dtype=np.uint32) ** 2
+    want = x.reshape(8, 4).sum(axis=1, dtype=np.uint32).repeat(4)
+    k.dispatch((1, 1, 1), {0: x})
+    np.testing.assert_array_equal(x, want)

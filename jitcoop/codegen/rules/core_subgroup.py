@@ -30,6 +30,9 @@ def _group_op(em, ins):
     if code is None:
         raise SpirvError(f"group operation {name} is not supported", **ins.where())
     cluster = int(em.spec.scalar_const(ins.operands[3])) if code == G.CLUSTERED else 0
+    if code == G.CLUSTERED and (cluster < 1 or cluster & (cluster - 1)):
+        # clusters then straddle subgroups; SPIR-V's validation rules require a power of 2
+        raise SpirvError(f"ClusterSize {cluster} is not a power of 2", **ins.where())
     return code, cluster
 
 

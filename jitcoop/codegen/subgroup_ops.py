@@ -28,11 +28,9 @@ The semantics, per subgroup, over its active lanes in lane order:
 from __future__ import annotations
 
 from ..kernels import codes as G
+from .collectives import _DTYPE_LLVM as _LLVM     # slot rows' LLVM types by dtype tag
 from .llvm import Function
 
-# LLVM types of the slot rows by dtype tag (jitcoop.codegen.collectives.dtype_of)
-_LLVM = {"b": "i8", "i8": "i8", "u8": "i8", "i16": "i16", "u16": "i16", "i32": "i32", "u32": "i32",
-         "i64": "i64", "u64": "i64", "f32": "float", "f64": "double"}
 _ROUND = {G.ROUND_F16: "round_f16", G.ROUND_BF16: "round_bf16"}
 
 

@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,36 +94,67 @@ def _value(v) -> int:
     return int(v, 16) if isinstance(v, str) else int(v)
 
 
+class _Table(Mapping):
+    """A grammar table whose entries are built from the JSON on first use: a module uses a few
+    dozen of the grammar's 800 instructions and 100 operand kinds, and building every entry took
+    longer than decoding and checking a small module."""
+
+    def __init__(self, raw: dict, build):
+        self._raw = raw               # key -> what `build` makes the entry from
+        self._build = build
+        self._made: dict = {}
+
+    def __getitem__(self, key):
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._build(self._raw[key])
+        return made
+
+    def __contains__(self, key):
+        return key in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self):
+        return len(self._raw)
+
+
+def _instruction(raws: list) -> InstrSpec:
+    """The instruction of an opcode: its first spelling (the NV/KHR name) with its aliases, and
+    the opnames of later entries with the same number as aliases too."""
+    i = raws[0]
+    return InstrSpec(i["opname"], i["opcode"], _operands(i.get("operands")), tuple(i.get("capabilities", ())),
+                     tuple(i.get("aliases", ())) + tuple(d["opname"] for d in raws[1:]))
+
+
+def _operand_kind(k: dict) -> OperandKind:
+    ok = OperandKind(k["kind"], k["category"], bases=tuple(k.get("bases", ())))
+    for e in k.get("enumerants", ()):
+        en = Enumerant(e["enumerant"], _value(e["value"]), _operands(e.get("parameters")),
+                       tuple(e.get("aliases", ())))
+        ok.by_value.setdefault(en.value, en)
+        for n in (en.name,) + en.aliases:
+            ok.by_name.setdefault(n, en)
+    for en in _OVERLAY_ENUMERANTS.get(ok.kind, ()):
+        ok.by_value.setdefault(en.value, en)
+        ok.by_name.setdefault(en.name, en)
+    return ok
+
+
 class Grammar:
     def __init__(self, core: dict, extinst: dict[str, dict]):
-        self.by_opcode: dict[int, InstrSpec] = {}
-        self.by_name: dict[str, InstrSpec] = {}
+        entries: dict[int, list] = {}            # opcode -> its JSON entries, first spelling first
+        names: dict[str, int] = {}
         for i in core["instructions"]:
-            spec = InstrSpec(i["opname"], i["opcode"], _operands(i.get("operands")),
-                             tuple(i.get("capabilities", ())), tuple(i.get("aliases", ())))
-            # Keep the first spelling for an opcode (the NV/KHR name); later duplicates are aliases.
-            if spec.opcode in self.by_opcode:
-                self.by_opcode[spec.opcode].aliases += (spec.opname,)
-                self.by_name[spec.opname] = self.by_opcode[spec.opcode]
-                continue
-            self.by_opcode[spec.opcode] = spec
-            for n in (spec.opname,) + spec.aliases:
-                self.by_name[n] = spec
-        self.kinds: dict[str, OperandKind] = {}
-        for k in core["operand_kinds"]:
-            ok = OperandKind(k["kind"], k["category"], bases=tuple(k.get("bases", ())))
-            for e in k.get("enumerants", ()):
-                en = Enumerant(e["enumerant"], _value(e["value"]), _operands(e.get("parameters")),
-                               tuple(e.get("aliases", ())))
-                ok.by_value.setdefault(en.value, en)
-                for n in (en.name,) + en.aliases:
-                    ok.by_name.setdefault(n, en)
-            self.kinds[ok.kind] = ok
-        for kind, ens in _OVERLAY_ENUMERANTS.items():
-            ok = self.kinds[kind]
-            for en in ens:
-                ok.by_value.setdefault(en.value, en)
-                ok.by_name.setdefault(en.name, en)
+            same = entries.setdefault(i["opcode"], [])
+            same.append(i)
+            for n in (i["opname"],) + ((tuple(i.get("aliases", ())) if len(same) == 1 else ())):
+                names[n] = i["opcode"]
+        self.by_opcode: Mapping[int, InstrSpec] = _Table(entries, _instruction)
+        self.by_name: Mapping[str, InstrSpec] = _Table(names, self.by_opcode.__getitem__)
+        self.kinds: Mapping[str, OperandKind] = _Table({k["kind"]: k for k in core["operand_kinds"]},
+                                                       _operand_kind)
         # Extended instruction sets, keyed by the name used in OpExtInstImport.
         self.extinst: dict[str, dict[int, InstrSpec]] = {}
         self.extinst_by_name: dict[str, dict[str, InstrSpec]] = {}

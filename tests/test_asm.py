@@ -345,3 +345,51 @@ def test_errors_name_the_line(text, line, words_in_message):
     assert f"line {line}:" in message
     for w in words_in_message:
         assert w in message
+
+
+def test_grammar_tables_answer_as_the_json_says():
+    """The grammar's tables (entries built on first use) against the SPIRV-Headers JSON read
+    here: each opcode's instruction is its first spelling, every later spelling and alias names
+    the same instruction, and enumerants resolve by value (first wins) and by every name."""
+    import json
+    from jitcoop.spirv.grammar import _grammar_dir, grammar
+    core = json.loads((_grammar_dir() / "spirv.core.grammar.json").read_text())
+    g = grammar()
+    first = {}
+    for i in core["instructions"]:
+        first.setdefault(i["opcode"], i)
+    assert set(g.by_opcode) == set(first)
+    for i in core["instructions"]:
+        spec = g.by_opcode[i["opcode"]]
+        assert spec.opname == first[i["opcode"]]["opname"]
+        assert g.by_name[i["opname"]] is spec
+        assert i["opname"] == spec.opname or i["opname"] in spec.aliases
+        if i is first[i["opcode"]]:
+            assert [o.kind for o in spec.operands] == [o["kind"] for o in i.get("operands", ())]
+            for a in i.get("aliases", ()):
+                assert g.by_name[a] is spec
+    assert "OpNoSuchInstruction" not in g.by_name and g.by_name.get("OpNoSuchInstruction") is None
+    for k in core["operand_kinds"]:
+        kind = g.kinds[k["kind"]]
+        for e in k.get("enumerants", ()):
+            v = int(e["value"], 16) if isinstance(e["value"], str) else e["value"]
+            assert kind.by_name[e["enumerant"]].value == v
+            assert kind.by_value[v].value == v
+    # the overlay adds what the packaged grammar predates
+    assert g.enum_value("Capability", "CooperativeMatrixDecodeVectorNV") == 5447
+
+
+def test_grammar_keeps_the_first_spelling_of_a_renumbered_instruction():
+    """Older grammars list an instruction twice under one opcode (the NV spelling, then the KHR
+    one) where newer ones give aliases: the first spelling names it, the second is an alias."""
+    from jitcoop.spirv.grammar import Grammar
+    core = {"major_version": 1, "minor_version": 6, "operand_kinds": [],
+            "instructions": [{"opname": "OpFooNV", "opcode": 5000, "operands": [{"kind": "IdRef"}]},
+                             {"opname": "OpFooKHR", "opcode": 5000, "operands": [{"kind": "IdRef"}]},
+                             {"opname": "OpBar", "opcode": 5001, "aliases": ["OpBarEXT"]}]}
+    g = Grammar(core, {})
+    foo = g.by_opcode[5000]
+    assert (foo.opname, foo.aliases) == ("OpFooNV", ("OpFooKHR",))
+    assert g.by_name["OpFooKHR"] is foo and g.by_name["OpFooNV"] is foo
+    assert g.by_name["OpBarEXT"] is g.by_opcode[5001] and g.by_opcode[5001].opname == "OpBar"
+    assert sorted(g.by_name) == ["OpBar", "OpBarEXT", "OpFooKHR", "OpFooNV"]

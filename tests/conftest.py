@@ -7,6 +7,7 @@ repository's `.pytest_cache/jitcoop`.
 """
 import math
 import os
+import signal
 import zlib
 from fractions import Fraction
 from pathlib import Path
@@ -173,3 +174,10 @@ def round_exact(q, p=24, emin=-126, emax=127):
     n = round(q / Fraction(2) ** quantum)    # Fraction rounding: half to even
     v = Fraction(n) * Fraction(2) ** quantum
     return sign * (math.inf if v >= Fraction(2) ** (emax + 1) else float(v))
+
+
+def sigint_default():
+    """preexec_fn of a program a test sends SIGINT: it starts with SIGINT at its default action,
+    as from an interactive shell. A test run started as a background job of a non-interactive
+    shell ignores SIGINT, and its children would inherit that (SIG_IGN survives exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import jitcoop
+from conftest import sigint_default
 from fuzz.corpus import entries
 from fuzz.runner import Runner
 
@@ -303,7 +304,7 @@ def _spin(tmp_path, threads, mode):
     script.write_text(SPINNER)
     p = subprocess.Popen([sys.executable, str(script), str(Path(__file__).parent / "shaders" / "barrier_spin.spv"),
                           str(threads), mode],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=sigint_default)
     try:
         assert p.stdout.readline().strip() == "dispatching"
         time.sleep(1.0)                 # the workgroups are spinning by now

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from test_icd import HERE, SHADERS, TIMEOUT, checks, manifest, run, validation_problems, vk_env  # noqa: F401
+from conftest import sigint_default
 
 pytestmark = pytest.mark.skipif(ctypes.util.find_library("vulkan") is None or shutil.which("cc") is None,
                                 reason="needs the Vulkan loader (libvulkan1, libvulkan-dev) and a C compiler")
@@ -283,7 +284,8 @@ def test_killed_with_work_in_flight(faults_program, manifest, sig):    # noqa: F
     """A signal while a dispatch that never ends runs: the process dies of that signal (the
     driver installs no handler of its own: SIGINT too ends an application that has none),
     promptly and without a core dump."""
-    proc = subprocess.Popen([str(faults_program), "exit", str(SHADERS), "wait"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(faults_program), "exit", str(SHADERS), "wait"], preexec_fn=sigint_default,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=faults_env(manifest, threads=2))
     try:
         first = proc.stdout.readline()

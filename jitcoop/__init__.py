@@ -7,11 +7,35 @@
 """
 __version__ = "0.1.0"      # before the imports: the disk cache's entries carry it
 
-from .api import Device, DispatchReport, Kernel, Module
+import importlib
+from typing import TYPE_CHECKING
+
 from .errors import BindingError, CacheWarning, ExecutionError, JitcoopError, JitcoopWarning, SpirvError
-from .diagnostics import PortabilityWarning
-from .runtime.memory import Buffer
-from .devices.coopvec import convert_coopvec_matrix  # noqa: F401
+
+if TYPE_CHECKING:              # what type checkers and the API reference see
+    from .api import Device, DispatchReport, Kernel, Module
+    from .devices.coopvec import convert_coopvec_matrix
+    from .diagnostics import PortabilityWarning
+    from .runtime.memory import Buffer
+
+# The rest is imported on first use (PEP 562): the Vulkan driver and the command line import
+# parts of the package without numpy and the compiler, which `Device` brings in.
+_LAZY = {"Device": ".api", "DispatchReport": ".api", "Kernel": ".api", "Module": ".api",
+         "PortabilityWarning": ".diagnostics", "Buffer": ".runtime.memory",
+         "convert_coopvec_matrix": ".devices.coopvec"}
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'jitcoop' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(where, __name__), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["Device", "Module", "Kernel", "Buffer", "DispatchReport", "SpirvError", "BindingError",
            "ExecutionError", "JitcoopError", "JitcoopWarning", "CacheWarning", "PortabilityWarning"]

@@ -16,8 +16,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from . import layouts as L
+if TYPE_CHECKING:
+    from . import layouts
+
 
 TYPE_NAMES = ("f16", "f32", "f64", "bf16", "e4m3", "e5m2", "s8", "s16", "s32", "s64",
               "u8", "u16", "u32", "u64")
@@ -117,8 +120,9 @@ class Profile:
         return (f"the {self.name} profile has no {M}x{N}x{K} MulAdd {A} x {B} + {C} -> {R}"
                 f"{' (saturating)' if sat else ''} at {'subgroup' if scope == 3 else 'workgroup'} scope")
 
-    def layout(self, t, W) -> L.Layout:
+    def layout(self, t, W) -> layouts.Layout:
         """The lane layout of matrix type t (a jitcoop.spirv.types.CoopMat) in a workgroup of W."""
+        from . import layouts as L       # numpy: only code generation asks for layouts
         inv = self.subgroup_size if t.scope == 3 else W
         r, c, u = t.rows, t.cols, t.use
         kind = self.layout_kind

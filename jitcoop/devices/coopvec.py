@@ -24,11 +24,11 @@ rows of the matrix as stored, i.e. K x M when the MatMul transposes):
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
 from ..kernels import codes as CV
+from .coopvec_table import coopvec_properties
 
 INTERPS = CV.INTERP_NAMES
 LAYOUTS = {"row_major": 0, "column_major": 1, "inferencing_optimal": 2, "training_optimal": 3,
@@ -39,31 +39,6 @@ _NUMERIC = ("f16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", 
 def optimal_kind(profile_name: str) -> int:
     """0: generic (row-major optimal layouts), 1: nvidia (measured tile permutation)."""
     return 1 if profile_name == "nvidia" else 0
-
-
-@functools.lru_cache(maxsize=None)
-def _load_table(name):
-    from . import _data
-    rows, on = [], False
-    for line in _data(name).splitlines():
-        if line.startswith("VkCooperativeVectorPropertiesNV"):
-            on = True
-            continue
-        if on:
-            if not line.startswith(" "):
-                break
-            f = line.split()
-            if f[0] == "input":
-                continue
-            rows.append((f[0], f[1], f[2], f[3], f[4], f[5] == "1"))
-    return tuple(rows)       # cached: callers share it
-
-
-def coopvec_properties(profile_name: str):
-    """The VkCooperativeVectorPropertiesNV rows of a profile, or None: every combination."""
-    if profile_name == "nvidia":
-        return _load_table("props-h100.txt")
-    return None
 
 
 def _generic_ok(combo) -> bool:

@@ -21,8 +21,8 @@ import re
 from importlib import resources
 
 from .. import __version__
-from ..devices.coopvec import coopvec_properties
 from . import extensions
+from ..devices.coopvec_table import coopvec_properties
 
 API_VERSION = (1 << 22) | (3 << 12)                 # Vulkan 1.3
 

@@ -18,8 +18,8 @@ if TYPE_CHECKING:              # what type checkers and the API reference see
     from .diagnostics import PortabilityWarning
     from .runtime.memory import Buffer
 
-# The rest is imported on first use (PEP 562): the Vulkan driver and the command line import
-# parts of the package without numpy and the compiler, which `Device` brings in.
+# The rest is imported on first use (PEP 562): `import jitcoop` (the pytest plugin, the driver's
+# instance and property modules) needs neither numpy nor the compiler, which `Device` brings in.
 _LAZY = {"Device": ".api", "DispatchReport": ".api", "Kernel": ".api", "Module": ".api",
          "PortabilityWarning": ".diagnostics", "Buffer": ".runtime.memory",
          "convert_coopvec_matrix": ".devices.coopvec"}

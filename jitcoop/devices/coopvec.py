@@ -24,7 +24,6 @@ rows of the matrix as stored, i.e. K x M when the MatMul transposes):
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..kernels import codes as CV

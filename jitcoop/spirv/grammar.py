@@ -96,7 +96,7 @@ def _value(v) -> int:
 
 class _Table(Mapping):
     """A grammar table whose entries are built from the JSON on first use: a module uses a few
-    dozen of the grammar's 800 instructions and 100 operand kinds, and building every entry took
+    dozen of the grammar's 858 instructions and 71 operand kinds, and building every entry took
     longer than decoding and checking a small module."""
 
     def __init__(self, raw: dict, build):

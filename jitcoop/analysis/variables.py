@@ -6,13 +6,21 @@
 - Function and Private variables used only through loads, stores and constant-index access chains
   are *promoted*: one register per leaf. The rest live in a per-lane frame of private memory.
   A Private variable a callback reads stays in memory, where the callback finds it.
+- Where every variable in memory is made of 32-bit leaves and only loaded, stored and indexed
+  (`interleavable`), the lanes' frames are *interleaved*: a frame byte offset o of lane l is at
+  o * lanes + 4 * l, so one leaf of consecutive lanes is one contiguous run. A lane group
+  (codegen/lanevec.py) then reads a private array indexed by a loop counter (`float state[32]`
+  walked by every lane alike) with plain vector loads; in whole per-lane frames each such access
+  was a gather of one leaf per frame (a 512-byte stride in ggml's gated delta net, where the
+  gathers took most of the dispatch).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..errors import SpirvError
-from ..spirv.types import Array, Opaque, Scalar, Struct, Vector, describe, member_offsets, n_leaves, size_of
+from ..spirv.types import (Array, Opaque, Scalar, Struct, Vector, describe, leaves, member_offsets, n_leaves,
+                           size_of)
 from .context import Context
 
 
@@ -21,6 +29,7 @@ from .context import Context
 # of exhausting the host at dispatch.
 MAX_WORKGROUP_BYTES = 64 << 20
 MAX_INVOCATION_BYTES = 256 << 10        # Function and Private variables of one invocation
+INTERLEAVED_LEAF = 4                    # bytes of every leaf of an interleaved frame
 
 
 @dataclass
@@ -49,6 +58,12 @@ class Variables:
     promoted: set = field(default_factory=set)        # Function/Private variables held in registers
     frame_off: dict = field(default_factory=dict)     # var id -> offset in the lane's private frame
     private_frame: int = 0                            # bytes of one lane's frame
+    frame_scale: int = 1                              # interleaved frames: the lanes (else 1)
+
+    @property
+    def frame_stride(self) -> int:
+        """Bytes from a frame byte of one lane to the same byte of the next lane."""
+        return INTERLEAVED_LEAF if self.frame_scale > 1 else self.private_frame
 
 
 def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
@@ -121,14 +136,43 @@ def classify(ctx: Context, keep_in_memory: set, builtin_name) -> Variables:
     return out
 
 
-def place_frames(out: Variables, in_memory: list):
-    """Frame offsets (16-byte aligned) for the variables that live in memory, in order."""
+def place_frames(out: Variables, in_memory: list, interleave_lanes: int = 1):
+    """Frame offsets (16-byte aligned) for the variables that live in memory, in order; the
+    frames of `interleave_lanes` lanes interleaved (1: each lane's frame whole)."""
     frame = 0
     for v, t in in_memory:
         frame = -(-frame // 16) * 16
         out.frame_off[v] = frame
         frame += size_of(t)
     out.private_frame = -(-frame // 16) * 16
+    out.frame_scale = interleave_lanes if in_memory else 1
+
+
+def interleavable(ctx: Context, var_types: dict, v: int) -> bool:
+    """Whether variable v can live in an interleaved frame: no initializer, every leaf a 32-bit
+    integer or float, and every use a load, a store to it or an access chain (not a pointer
+    chain) whose uses are the same; so every access is a whole leaf at a multiple of 4."""
+    t = var_types[v].pointee
+    if isinstance(t, Opaque) or any(not (isinstance(s, Scalar) and s.kind in ("int", "float") and s.width == 32)
+                                    for s, _ in leaves(t)):
+        return False
+    var_ins = ctx.ff.defs.get(v) or ctx.m.defs.get(v)
+    if var_ins is None or len(var_ins.operands) > 1:
+        return False
+    stack = [v]
+    while stack:
+        p = stack.pop()
+        for u in ctx.users.get(p, ()):
+            if u.opname == "OpLoad" and u.operands[0] == p:
+                continue
+            if u.opname == "OpStore" and u.operands[0] == p and u.operands[1] != p:
+                continue
+            if u.opname in ("OpAccessChain", "OpInBoundsAccessChain") and u.operands[0] == p \
+                    and p not in u.operands[1:]:
+                stack.append(u.result)
+                continue
+            return False
+    return True
 
 
 def promotable(ctx: Context, var_types: dict, v: int) -> bool:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from ..errors import SpirvError
 
 
-def emit_lane_coordinates(fn, local_size, private_frame: int):
+def emit_lane_coordinates(fn, local_size, frame_stride: int):
     """%lx, %ly, %lz (LocalInvocationId) from %lane, and %lanefr, the lane's Private frame in
-    %pvp: what the builtins and Private variables of one lane read."""
+    %pvp (lanes' frames frame_stride bytes apart: jitcoop.analysis.variables): what the builtins
+    and Private variables of one lane read."""
     lx, ly, _ = local_size
     fn.emit(f"%lx = urem i64 %lane, {lx}")
     fn.emit(f"%lq = udiv i64 %lane, {lx}")
     fn.emit(f"%ly = urem i64 %lq, {ly}")
     fn.emit(f"%lz = udiv i64 %lane, {lx * ly}")
-    fn.emit(f"%lanefr0 = mul i64 %lane, {private_frame}")
+    fn.emit(f"%lanefr0 = mul i64 %lane, {frame_stride}")
     fn.emit("%lanefr = add i64 %pvp, %lanefr0")
 
 

@@ -110,7 +110,7 @@ class CallbackGen(KernelGen):
         fn.emit("%wq = udiv i64 %wg, %ngx")
         fn.emit("%wy = urem i64 %wq, %ngy")
         fn.emit("%wz = udiv i64 %wq, %ngy")
-        emit_lane_coordinates(fn, self.local_size, self.meta.private_frame)
+        emit_lane_coordinates(fn, self.local_size, self.vars.frame_stride)
         self.entry_defs = fn.splice()
         self.lane_defs = self.entry_defs
         for i, (pid, t) in enumerate(zip(self.params, self.param_types)):

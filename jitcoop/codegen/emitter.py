@@ -23,6 +23,8 @@ instructions; the analyses they rely on are in jitcoop.analysis.
 """
 from __future__ import annotations
 
+import math
+
 from contextlib import contextmanager
 
 from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, private,
@@ -198,8 +200,12 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
                                  in_memory={f.result for f in self.ff.variables} - v.promoted)
         placed = [(x, v.var_types[x].pointee) for x in [f.result for f in self.ff.variables] + v.private_vars
                   if x not in v.promoted and x not in self.res.resident_vars]
-        placed += [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
-        variables.place_frames(v, placed)
+        in_callbacks = [(x, cb.var_types[x].pointee) for cb in self.callbacks.values() for x in cb.memory_vars]
+        # interleaved frames (variables.py) where the lanes run apart and only this function's
+        # loads, stores and access chains reach the frame (a callback reads one lane's frame whole)
+        interleave = (not self.invariant and not in_callbacks and not keep and placed
+                      and all(variables.interleavable(ctx, v.var_types, x) for x, _ in placed))
+        variables.place_frames(v, placed + in_callbacks, math.prod(self.local_size) if interleave else 1)
         for cb in self.callbacks.values():
             v.var_types.update(cb.var_types)
         # the names the rules use
@@ -546,7 +552,7 @@ class KernelGen(Memory, Builtins, ControlFlow, Collectives, Structured):
             fn.br("lane.go")
             st = None
         fn.block("lane.go")
-        emit_lane_coordinates(fn, self.local_size, self.meta.private_frame)
+        emit_lane_coordinates(fn, self.local_size, self.vars.frame_stride)
         self.lane_defs = fn.splice()
         self._lane_go_switch = fn.splice()       # the dispatch on the lane's resume point
         self._prepare_phis()

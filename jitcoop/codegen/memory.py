@@ -61,8 +61,9 @@ class Memory:
         if v in self.inputs:
             return Ptr("builtin", t, sc, var=v)
         if v in self.frame_off:
-            return Ptr("mem", t, sc, addr=self.frame_addr(v), root=(self.frame_addr(v), size_of(t)),
-                       static_off=0, root_min=size_of(t), root_name=f"variable '{self.m.name_of(v)}'")
+            k = self.vars.frame_scale
+            return Ptr("mem", t, sc, addr=self.frame_addr(v), root=(self.frame_addr(v), size_of(t) * k),
+                       static_off=0, root_min=size_of(t) * k, root_name=f"variable '{self.m.name_of(v)}'", scale=k)
         raise SpirvError(f"variable %{v} cannot be addressed", **(ins.where() if ins is not None else {}))
 
     def frame_addr(self, v) -> str:
@@ -70,7 +71,7 @@ class Memory:
         name = f"%fv{v}"
         if name not in self._frame_names:
             self._frame_names.add(name)
-            self.lane_defs.append(f"{name} = add i64 %lanefr, {self.frame_off[v]}")
+            self.lane_defs.append(f"{name} = add i64 %lanefr, {self.frame_off[v] * self.vars.frame_scale}")
         return name
 
     def check_range(self, ins, p: Ptr, addr: str, nbytes: int, write: bool = False) -> str:
@@ -81,18 +82,20 @@ class Memory:
         as Vulkan's robustBufferAccess2 defines it."""
         if self.options.unchecked:
             return addr
-        if p.static_off is not None and p.root_min is not None and 0 <= p.static_off <= p.root_min - nbytes:
+        k = p.scale         # an interleaved frame's offsets and sizes are k times the object's
+        if p.static_off is not None and p.root_min is not None and 0 <= p.static_off <= p.root_min - nbytes * k:
             return addr     # constant offset inside what the dispatch guarantees: always in bounds
         if p.root is not None:
             base, size = p.root
             # one unsigned compare: an address below the object gives a huge offset
             off = self.op(f"sub i64 {addr}, {base}")
-            bad = self.op(f"icmp uge i64 {off}, {self._start_count(base, size, nbytes)}")
+            bad = self.op(f"icmp uge i64 {off}, {self._start_count(base, size, nbytes * k)}")
             if p.descriptor and self.options.robust_buffer_access:
                 return self.op(f"select i1 {bad}, i64 {self._robust_page(nbytes, write)}, i64 {addr}")
             self.fail_if(bad, ins, f"out-of-bounds access: {nbytes} bytes at byte offset {{d}} of "
                                    f"{p.root_name or 'its object'}, which has {{e}} bytes",
-                         details=(off, str(size)))
+                         details=(off if k == 1 else self.op(f"sdiv i64 {off}, {k}"),
+                                  str(size if k == 1 else size // k)))
         else:
             ok = self.op(f"call i1 {self.helper('in_ranges')}(ptr %ranges, i64 %nranges, i64 {addr}, i64 {nbytes})")
             bad = self.op(f"xor i1 {ok}, true")

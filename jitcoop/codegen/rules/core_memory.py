@@ -18,10 +18,14 @@ from ..meta import Ptr
 from . import rule
 
 
-def _leaves(t, member=None, elem_stride=None):
+def _leaves(t, member=None, elem_stride=None, scale=1):
+    """(scalar, byte offset) of each leaf; the offsets `scale` times larger in an interleaved
+    frame (Ptr.scale)."""
     if isinstance(t, Vector) and elem_stride is not None:
-        return [(t.elem, i * elem_stride) for i in range(t.n)]
-    return leaves(t, 0, member)
+        lv = [(t.elem, i * elem_stride) for i in range(t.n)]
+    else:
+        lv = leaves(t, 0, member)
+    return lv if scale == 1 else [(s, off * scale) for s, off in lv]
 
 
 def _span(t, member=None, elem_stride=None):
@@ -61,21 +65,22 @@ def _access_chain(em, ins):
     t = base.pointee
     member = base.member
     elem_stride = base.elem_stride
+    k = base.scale          # (an interleaved frame: each offset k times the object's)
     if ptr_chain:
         e = idx.pop(0)
         bt = em.value_type(ins.operands[0])
         stride = bt.array_stride if isinstance(bt, Pointer) and bt.array_stride else size_of(t)
         if em.spec.is_const(e):
-            const_off += int(em.spec.scalar_const(e)) * stride
+            const_off += int(em.spec.scalar_const(e)) * stride * k
         else:
-            terms.append(_scaled_index(em, e, stride))
+            terms.append(_scaled_index(em, e, stride * k))
     for i in idx:
         c = int(em.spec.scalar_const(i)) if em.spec.is_const(i) else None
         if isinstance(t, Struct):
             if c is None:
                 raise SpirvError("a struct index must be a constant", **ins.where())
             _check_component(ins, t, c)
-            const_off += member_offsets(t)[c]
+            const_off += member_offsets(t)[c] * k
             member = t.members[c]
             t = member.type
             continue
@@ -96,9 +101,9 @@ def _access_chain(em, ins):
         else:
             raise SpirvError(f"cannot index into {type(t).__name__}", **ins.where())
         if c is not None:
-            const_off += c * stride
+            const_off += c * stride * k
         else:
-            terms.append(_scaled_index(em, i, stride))
+            terms.append(_scaled_index(em, i, stride * k))
     addr = base.addr
     for x in terms:
         addr = em.op(f"add i64 {addr}, {x}")
@@ -106,7 +111,7 @@ def _access_chain(em, ins):
     static = base.static_off + const_off if base.static_off is not None and not terms else None
     em.define_ptr(ins.result, Ptr("mem", rt.pointee, rt.storage, addr=addr, root=base.root, member=member,
                                   static_off=static, root_min=base.root_min, elem_stride=elem_stride,
-                                  root_name=base.root_name, descriptor=base.descriptor))
+                                  root_name=base.root_name, descriptor=base.descriptor, scale=k))
 
 
 def _matrix_component(em, ins, base):
@@ -166,7 +171,7 @@ def _load(em, ins):
     if isinstance(rt, Opaque):
         raise SpirvError(f"loading a {rt.opname} is not supported yet", **ins.where())
     es = p.elem_stride
-    lv = _leaves(rt, p.member, es)
+    lv = _leaves(rt, p.member, es, p.scale)
     addr = em.check_range(ins, p, p.addr, _span(rt, p.member, es))
     raw = ins.result in em.bit_moves
     vals = em.load_leaves(lv, addr, raw)
@@ -195,7 +200,7 @@ def _store(em, ins):
         raise SpirvError(f"store to read-only {p.storage} memory", **ins.where())
     t = p.pointee
     es = p.elem_stride
-    lv = _leaves(t, p.member, es)
+    lv = _leaves(t, p.member, es, p.scale)
     addr = em.check_range(ins, p, p.addr, _span(t, p.member, es), write=True)
     raw = ins.operands[1] in em.bit_moves
     em.store_leaves(lv, addr, src, raw)
@@ -226,7 +231,7 @@ def _copy_memory(em, ins):
 def _read(em, ins, p):
     if p.kind == "var":
         return em.var_leaves(p.var, p.leaf, n_leaves(p.pointee))
-    lv = _leaves(p.pointee, p.member, p.elem_stride)
+    lv = _leaves(p.pointee, p.member, p.elem_stride, p.scale)
     addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride))
     return em.load_leaves(lv, addr)
 
@@ -235,7 +240,7 @@ def _write(em, ins, p, vals):
     if p.kind == "var":
         em.var_store(p.var, p.leaf, vals)
         return
-    lv = _leaves(p.pointee, p.member, p.elem_stride)
+    lv = _leaves(p.pointee, p.member, p.elem_stride, p.scale)
     addr = em.check_range(ins, p, p.addr, _span(p.pointee, p.member, p.elem_stride), write=True)
     em.store_leaves(lv, addr, vals)
 

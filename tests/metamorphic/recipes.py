@@ -337,6 +337,14 @@ def _masked_stores(r):
                           4: np.zeros(wgs * 64, np.uint32)}, push=u32(steps))
 
 
+@recipe(T + "private_arrays.spv", sg=32)
+def _private_arrays(r):
+    # interleaved private frames: three workgroups, four steps, every lane's index its own
+    n = 3 * 32
+    return Dispatch(3, {0: r.f32(n * 8, -1, 1), 1: np.zeros(n * 8, np.float32),
+                        2: r.rng.integers(0, 8, n).astype(np.int32)}, push=u32(4))
+
+
 @recipe(T + "lcg_steps.spv")
 def _lcg_steps(r):
     return Dispatch(4, {0: np.zeros(4 * 64, np.uint32)}, push=u32(37))

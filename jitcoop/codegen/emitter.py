@@ -24,7 +24,6 @@ instructions; the analyses they rely on are in jitcoop.analysis.
 from __future__ import annotations
 
 import math
-
 from contextlib import contextmanager
 
 from ..analysis import (bitmoves, callbacks, cfg, invariance, lanes, liveness, loops, matrices, order, private,

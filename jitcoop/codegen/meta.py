@@ -26,8 +26,8 @@ class Ptr:
     elem_stride: int | None = None  # a column of a row-major matrix: stride between its elements
     root_name: str = ""       # words for the root object in error messages
     descriptor: bool = False  # rooted in a binding (where robust buffer access applies)
-    scale: int = 1            # for "mem" in an interleaved frame: bytes the next byte of the
-                              # object is away (the lanes; offsets and sizes are scaled by it)
+    scale: int = 1            # for "mem" in an interleaved frame: the workgroup's lanes, by which
+                              # the object's byte offsets and size are multiplied (analysis/variables.py)
 
 
 @dataclass

@@ -116,6 +116,22 @@ NRT_SYMBOLS = ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "N
                "NRT_Free", "malloc", "free", "numba_frexp", "numba_ldexp")
 
 
+# The oldest LLVM that parses the generated IR: opaque pointers (`ptr`) throughout. llvmlite 0.45
+# has LLVM 20; 0.44's LLVM 15 fails on the first line of every module.
+MIN_LLVM = (20,)
+
+
+def require_llvm(version=None, llvmlite_version=None):
+    """Raise an ImportError saying what to install where llvmlite's LLVM is older than MIN_LLVM
+    (arguments: the version tuples to check, llvmlite's own by default)."""
+    import llvmlite
+    version = tuple(llvm.llvm_version_info if version is None else version)
+    if version < MIN_LLVM:
+        raise ImportError(f"jitcoop needs llvmlite 0.45 or newer (LLVM {MIN_LLVM[0]} or newer); this is llvmlite "
+                          f"{llvmlite_version or llvmlite.__version__} with LLVM {'.'.join(map(str, version))}: "
+                          "pip install -U 'llvmlite>=0.45' 'numba>=0.62'")
+
+
 def _init():
     """The target machine and the execution engine, made once per process."""
     if _state:
@@ -123,6 +139,7 @@ def _init():
     with _lock:
         if _state:
             return _state
+        require_llvm()
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
